@@ -1,0 +1,43 @@
+# Two set-up commands on a fresh machine: `make run` (build everything, show an answer) and `make test`.
+VENV := .venv
+BIN := $(VENV)/bin
+export DAGSTER_HOME := $(CURDIR)/dagster_home
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install run test test-fast dev validate stop bench clean
+
+$(BIN)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# The CPU torch wheel first, so nothing resolves a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select '*'
+	$(BIN)/citebible summary
+
+test: install
+	$(BIN)/pytest -q -p no:cacheprovider
+
+test-fast: install
+	$(BIN)/pytest -q -m "not slow"
+
+dev: install
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+validate: install
+	$(BIN)/dagster definitions validate -w workspace.yaml
+
+stop: install
+	$(BIN)/citebible db stop
+
+bench: install
+	$(BIN)/python benchmarks/bench_usfm.py
+
+clean:
+	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules

@@ -1,0 +1,139 @@
+"""Archive of USFM books -> verse and chapter rows (pure; no database)."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from dataclasses import dataclass
+from pathlib import Path
+
+from citebible_pipeline.bible.canon import PROTESTANT_BOOKS, Book, by_order, by_usfm, verse_id
+from citebible_pipeline.bible.references import format_id, format_range
+from citebible_pipeline.bible.usfm import ParsedVerse, UsfmError, decode_usfm, parse_usfm
+
+_FILE = re.compile(r"(?:^|/)\d+-([0-9A-Z]{3})[a-z-]*\.usfm$")
+TRANSLATION = "web"
+
+VERSE_COLUMNS = (
+    "translation", "id", "book_order", "usfm_book", "osis_book", "book_name", "chapter", "verse", "verse_end",
+    "ref", "testament", "text", "is_empty", "is_poetry", "paragraph_start", "psalm_title", "footnotes", "strongs",
+)
+VERSE_TYPES = (
+    "text", "integer", "smallint", "text", "text", "text", "smallint", "smallint", "smallint",
+    "text", "text", "text", "boolean", "boolean", "boolean", "text", "text[]", "text[]",
+)
+CHAPTER_COLUMNS = (
+    "translation", "id", "book_order", "usfm_book", "osis_book", "book_name", "chapter", "verse_start",
+    "verse_end", "ref", "testament", "text", "verse_count",
+)
+CHAPTER_TYPES = (
+    "text", "integer", "smallint", "text", "text", "text", "smallint", "smallint", "smallint", "text", "text",
+    "text", "smallint",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VerseRow:
+    id: int
+    book: Book
+    chapter: int
+    verse: int
+    verse_end: int
+    ref: str
+    text: str
+    is_poetry: bool
+    paragraph_start: bool
+    psalm_title: str | None
+    footnotes: tuple[str, ...]
+    strongs: tuple[str, ...]
+
+    def as_tuple(self) -> tuple:
+        b = self.book
+        return (
+            TRANSLATION, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse, self.verse_end,
+            self.ref, b.testament, self.text, self.text == "", self.is_poetry, self.paragraph_start,
+            self.psalm_title, list(self.footnotes), list(self.strongs),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterRow:
+    id: int
+    book: Book
+    chapter: int
+    verse_start: int
+    verse_end: int
+    ref: str
+    text: str
+    verse_count: int
+
+    def as_tuple(self) -> tuple:
+        b = self.book
+        return (
+            TRANSLATION, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse_start, self.verse_end,
+            self.ref, b.testament, self.text, self.verse_count,
+        )
+
+
+def iter_usfm_files(archive: Path, include_deuterocanon: bool = False) -> Iterator[tuple[str, Book, bytes]]:
+    """(member name, book, bytes) for each canonical book in the zip, in canon order."""
+    with zipfile.ZipFile(archive) as zf:
+        found: list[tuple[Book, str]] = []
+        for name in zf.namelist():
+            m = _FILE.search(name)
+            if not m:
+                continue
+            try:
+                book = by_usfm(m.group(1))
+            except KeyError:
+                continue  # front matter, glossary
+            if book.order > PROTESTANT_BOOKS and not include_deuterocanon:
+                continue
+            found.append((book, name))
+        for book, name in sorted(found, key=lambda x: x[0].order):
+            yield name, book, zf.read(name)
+
+
+def parse_book(name: str, book: Book, data: bytes) -> list[VerseRow]:
+    rows = []
+    for pv in parse_usfm(decode_usfm(data, name), name, book=None):
+        if pv.book != book.usfm:
+            raise UsfmError(name, 1, f"\\id says {pv.book} but the file name says {book.usfm}")
+        rows.append(_verse_row(book, pv, name))
+    return rows
+
+
+def _verse_row(book: Book, pv: ParsedVerse, source: str) -> VerseRow:
+    if pv.chapter > book.chapters or pv.verse_end > book.verses_in(pv.chapter):
+        raise UsfmError(source, pv.line, f"{book.usfm} {pv.chapter}:{pv.verse} is outside the canon's verse counts")
+    vid = verse_id(book.order, pv.chapter, pv.verse)
+    ref = format_id(vid) if pv.verse_end == pv.verse else format_range(vid, verse_id(book.order, pv.chapter, pv.verse_end))
+    return VerseRow(
+        vid, book, pv.chapter, pv.verse, pv.verse_end, ref, pv.text, pv.is_poetry, pv.paragraph_start,
+        pv.psalm_title, tuple(pv.footnotes), tuple(pv.strongs),
+    )
+
+
+def build_verses(archive: Path, include_deuterocanon: bool = False) -> list[VerseRow]:
+    rows: list[VerseRow] = []
+    for name, book, data in iter_usfm_files(archive, include_deuterocanon):
+        rows.extend(parse_book(name, book, data))
+    return rows
+
+
+def build_chapters(verses: Iterable[tuple[int, int, int, int, str]]) -> list[ChapterRow]:
+    """(book order, chapter, verse, verse_end, text) in canon order -> one row per chapter.
+
+    Footnote-only verses count toward the chapter's verses but add no text.
+    """
+    out: list[ChapterRow] = []
+    for (order, chapter), group in groupby(verses, key=lambda v: (v[0], v[1])):
+        rows = list(group)
+        book = by_order(order)
+        first, last = rows[0][2], max(r[3] for r in rows)
+        ref = format_range(verse_id(order, chapter, first), verse_id(order, chapter, last), whole_chapters=True)
+        text = " ".join(r[4] for r in rows if r[4])
+        out.append(ChapterRow(verse_id(order, chapter, 0), book, chapter, first, last, ref, text, len(rows)))
+    return out

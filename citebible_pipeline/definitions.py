@@ -1,0 +1,15 @@
+"""The one Definitions object: every asset, check, job and schedule, with their resources."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from citebible_pipeline.bible.assets import bible_assets, bible_checks
+from citebible_pipeline.resources import PostgresResource, SourcesResource
+from citebible_pipeline.sources.assets import archive_assets
+
+defs = Definitions(
+    assets=[*archive_assets, *bible_assets],
+    asset_checks=[*bible_checks],
+    resources={"postgres": PostgresResource(), "sources": SourcesResource()},
+)

@@ -1,0 +1,43 @@
+"""Source archive assets: fetch each dataset into the cache and record where it came from."""
+
+
+from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+
+from citebible_pipeline.resources import SourcesResource
+from citebible_pipeline.sources.datasets import DATASETS
+
+GROUPS = {"web_usfm": "bible"}
+
+
+def _archive_asset(name: str) -> AssetsDefinition:
+    ds = DATASETS[name]
+
+    @asset(
+        name=f"{name}_archive",
+        group_name=GROUPS.get(name, "openbible"),
+        kinds={"file"},
+        description=f"{name} source archive ({ds.licence}), fetched from the bundled snapshot or {ds.live_url}.",
+    )
+    def _archive(context: AssetExecutionContext, sources: SourcesResource) -> MaterializeResult:
+        result = sources.fetch(name)
+        context.log.info(f"{name}: {result.size:,} bytes from {result.url} in {result.seconds:.2f}s")
+        return MaterializeResult(
+            metadata={
+                "source_url": MetadataValue.url(result.url) if result.url.startswith("http") else result.url,
+                "sha256": result.sha256,
+                "size_bytes": result.size,
+                "cache_path": MetadataValue.path(str(result.path)),
+                "attempts": result.attempts,
+                "licence": ds.licence,
+            }
+        )
+
+    return _archive
+
+
+web_usfm_archive = _archive_asset("web_usfm")
+openbible_cross_refs_archive = _archive_asset("openbible_cross_refs")
+openbible_topic_votes_archive = _archive_asset("openbible_topic_votes")
+openbible_topic_scores_archive = _archive_asset("openbible_topic_scores")
+
+archive_assets = [web_usfm_archive, openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive]

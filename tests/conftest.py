@@ -1,0 +1,74 @@
+"""Shared fixtures: one real embedded Postgres (pgvector) per test session, a fresh database per test,
+and the real corpus loaded once for the end-to-end tests."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import warnings
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from citebible_pipeline.db import apply_migrations
+from citebible_pipeline.db.embedded import ensure_server
+
+REPO = Path(__file__).resolve().parents[1]
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory) -> dict:
+    """{'url': admin URL, 'pgdata': Path} of the session's server (CITEBIBLE_TEST_DATABASE_URL overrides)."""
+    if os.environ.get("CITEBIBLE_TEST_DATABASE_URL"):
+        return {"url": os.environ["CITEBIBLE_TEST_DATABASE_URL"], "pgdata": None}
+    pgdata = tmp_path_factory.mktemp("pg") / "data"
+    url = ensure_server(pgdata, cleanup_mode="delete")
+    return {"url": url, "pgdata": pgdata}
+
+
+def _create_db(admin_url: str, name: str) -> str:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {}").format(psycopg.sql.Identifier(name)))
+        conn.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(psycopg.sql.Identifier(name)))
+    params = conninfo_to_dict(admin_url)
+    params["dbname"] = name
+    return make_conninfo(**params)
+
+
+@pytest.fixture
+def empty_db(pg_server) -> str:
+    """A new, empty database (no migrations)."""
+    return _create_db(pg_server["url"], f"t_{os.getpid()}_{next(_counter)}")
+
+
+@pytest.fixture
+def db_url(empty_db) -> str:
+    """A new database with every migration applied."""
+    apply_migrations(empty_db)
+    return empty_db
+
+
+@pytest.fixture(scope="session")
+def corpus_db(pg_server, tmp_path_factory) -> dict:
+    """The real WEB corpus (verses, chapters) materialized once through the Dagster assets."""
+    from dagster import materialize
+
+    from citebible_pipeline.bible.assets import bible_assets, bible_checks
+    from citebible_pipeline.resources import PostgresResource, SourcesResource
+    from citebible_pipeline.sources.assets import web_usfm_archive
+
+    url = _create_db(pg_server["url"], f"corpus_{os.getpid()}")
+    cache = tmp_path_factory.mktemp("cache")
+    resources = {"postgres": PostgresResource(url=url), "sources": SourcesResource(cache_dir=str(cache))}
+    result = materialize([web_usfm_archive, *bible_assets, *bible_checks], resources=resources)
+    assert result.success
+    return {"url": url, "cache": cache, "resources": resources, "result": result}
+
+
+@pytest.fixture(scope="session")
+def bundled_web_zip() -> Path:
+    return REPO / "data" / "web" / "eng-web_usfm.zip"
