@@ -5,11 +5,12 @@ from __future__ import annotations
 from dagster import Definitions
 
 from citebible_pipeline.bible.assets import bible_assets, bible_checks
+from citebible_pipeline.genre.assets import genre_assets, genre_checks
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources.assets import archive_assets
 
 defs = Definitions(
-    assets=[*archive_assets, *bible_assets],
-    asset_checks=[*bible_checks],
+    assets=[*archive_assets, *bible_assets, *genre_assets],
+    asset_checks=[*bible_checks, *genre_checks],
     resources={"postgres": PostgresResource(), "sources": SourcesResource()},
 )

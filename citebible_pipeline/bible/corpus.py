@@ -19,10 +19,11 @@ TRANSLATION = "web"
 VERSE_COLUMNS = (
     "translation", "id", "book_order", "usfm_book", "osis_book", "book_name", "chapter", "verse", "verse_end",
     "ref", "testament", "text", "is_empty", "is_poetry", "paragraph_start", "psalm_title", "footnotes", "strongs",
+    "words_of_jesus",
 )
 VERSE_TYPES = (
     "text", "integer", "smallint", "text", "text", "text", "smallint", "smallint", "smallint",
-    "text", "text", "text", "boolean", "boolean", "boolean", "text", "text[]", "text[]",
+    "text", "text", "text", "boolean", "boolean", "boolean", "text", "text[]", "text[]", "real",
 )
 CHAPTER_COLUMNS = (
     "translation", "id", "book_order", "usfm_book", "osis_book", "book_name", "chapter", "verse_start",
@@ -48,13 +49,14 @@ class VerseRow:
     psalm_title: str | None
     footnotes: tuple[str, ...]
     strongs: tuple[str, ...]
+    words_of_jesus: float
 
     def as_tuple(self) -> tuple:
         b = self.book
         return (
             TRANSLATION, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse, self.verse_end,
             self.ref, b.testament, self.text, self.text == "", self.is_poetry, self.paragraph_start,
-            self.psalm_title, list(self.footnotes), list(self.strongs),
+            self.psalm_title, list(self.footnotes), list(self.strongs), self.words_of_jesus,
         )
 
 
@@ -112,7 +114,7 @@ def _verse_row(book: Book, pv: ParsedVerse, source: str) -> VerseRow:
     ref = format_id(vid) if pv.verse_end == pv.verse else format_range(vid, verse_id(book.order, pv.chapter, pv.verse_end))
     return VerseRow(
         vid, book, pv.chapter, pv.verse, pv.verse_end, ref, pv.text, pv.is_poetry, pv.paragraph_start,
-        pv.psalm_title, tuple(pv.footnotes), tuple(pv.strongs),
+        pv.psalm_title, tuple(pv.footnotes), tuple(pv.strongs), pv.words_of_jesus,
     )
 
 

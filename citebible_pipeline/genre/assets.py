@@ -1,0 +1,76 @@
+"""Dagster wiring for per-verse genre tags and the boost table."""
+
+import time
+
+from dagster import AssetCheckResult, AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset, asset_check
+from psycopg import sql
+from pydantic import Field
+
+from citebible_pipeline.bible.assets import web_verses
+from citebible_pipeline.db.load import replace_rows
+from citebible_pipeline.genre.tagger import DEFAULT_BOOSTS, GENRES, VerseFeatures, tag_verses, validate_boosts
+from citebible_pipeline.metadata import md_table
+from citebible_pipeline.resources import PostgresResource
+
+
+class GenreConfig(Config):
+    boosts: dict[str, float] = Field(default_factory=dict, description="override any of the default genre weights (> 0)")
+
+
+@asset(
+    deps=[web_verses],
+    group_name="genre",
+    kinds={"postgres"},
+    code_version="1",
+    description="One genre per verse from a closed set (book default -> curated ranges -> verse signals), "
+    "with the rule that decided, plus the genre boost table the query multiplies by.",
+)
+def verse_genres(context: AssetExecutionContext, config: GenreConfig, postgres: PostgresResource) -> MaterializeResult:
+    boosts = validate_boosts(config.boosts)
+    started = time.perf_counter()
+    with postgres.connect() as conn:
+        rows = conn.execute(
+            "SELECT id, text, is_poetry, words_of_jesus FROM verses WHERE translation = 'web' ORDER BY id"
+        ).fetchall()
+        tags = tag_verses(VerseFeatures(*r) for r in rows)
+        with conn.transaction():
+            replace_rows(conn, "genre_boosts", ("genre", "weight"), ("text", "real"), sorted(boosts.items()))
+            replace_rows(conn, "verse_genres", ("translation", "id", "genre", "genre_source"),
+                         ("text", "integer", "text", "text"), (("web", t.id, t.genre, t.source) for t in tags),
+                         sql.SQL("translation = %s"), ("web",))
+    counts = {g: 0 for g in GENRES}
+    sources: dict[str, int] = {}
+    for t in tags:
+        counts[t.genre] += 1
+        kind = t.source if t.source.startswith("signal") else t.source.split(":")[0]
+        sources[kind] = sources.get(kind, 0) + 1
+    context.log.info(f"tagged {len(tags):,} verses in {time.perf_counter() - started:.2f}s")
+    return MaterializeResult(
+        metadata={
+            "verses_tagged": len(tags),
+            "distribution": MetadataValue.md(md_table(("genre", "verses", "boost"), (
+                (g, n, boosts[g]) for g, n in sorted(counts.items(), key=lambda x: -x[1])))),
+            "decided_by": MetadataValue.json(sources),
+            "boosts_changed_from_default": MetadataValue.json({g: w for g, w in boosts.items() if DEFAULT_BOOSTS[g] != w}),
+        }
+    )
+
+
+@asset_check(asset=verse_genres, blocking=True, description="Every verse tagged once, every tag in the closed set, every boost > 0.")
+def verse_genres_complete(postgres: PostgresResource) -> AssetCheckResult:
+    with postgres.connect() as conn:
+        untagged = conn.execute(
+            "SELECT count(*) FROM verses v LEFT JOIN verse_genres g USING (translation, id) WHERE g.id IS NULL"
+        ).fetchone()[0]
+        outside = conn.execute("SELECT count(*) FROM verse_genres WHERE NOT (genre = ANY(%s))", (list(GENRES),)).fetchone()[0]
+        bad_boosts = conn.execute("SELECT count(*) FROM genre_boosts WHERE NOT weight > 0").fetchone()[0]
+        dist = conn.execute("SELECT genre, count(*) FROM verse_genres GROUP BY genre ORDER BY 2 DESC").fetchall()
+    return AssetCheckResult(
+        passed=untagged == 0 and outside == 0 and bad_boosts == 0 and len(dist) > 0,
+        metadata={"untagged": untagged, "outside_closed_set": outside, "nonpositive_boosts": bad_boosts,
+                  "distribution": MetadataValue.md(md_table(("genre", "verses"), dist))},
+    )
+
+
+genre_assets = [verse_genres]
+genre_checks = [verse_genres_complete]
