@@ -38,6 +38,7 @@ stop: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_usfm.py
+	$(BIN)/python benchmarks/bench_embeddings.py
 
 clean:
 	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules

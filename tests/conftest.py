@@ -72,3 +72,17 @@ def corpus_db(pg_server, tmp_path_factory) -> dict:
 @pytest.fixture(scope="session")
 def bundled_web_zip() -> Path:
     return REPO / "data" / "web" / "eng-web_usfm.zip"
+
+
+@pytest.fixture(scope="session")
+def embedded_db(corpus_db) -> dict:
+    """corpus_db plus genres and the real MiniLM passage embeddings (about 6 minutes on 2 cores)."""
+    from dagster import materialize
+
+    from citebible_pipeline.embeddings.assets import EmbedderResource, embedding_assets, embedding_checks
+    from citebible_pipeline.genre.assets import genre_assets, genre_checks
+
+    resources = {**corpus_db["resources"], "embedder": EmbedderResource()}
+    result = materialize([*genre_assets, *genre_checks, *embedding_assets, *embedding_checks], resources=resources)
+    assert result.success
+    return {**corpus_db, "resources": resources, "embed_result": result}

@@ -1,0 +1,127 @@
+"""Embedding benchmarks, each printed as a ratio measured in one run (issue 5).
+
+(a) the embedding stage's throughput over raw `model.encode` on the same 5,000 real verse texts (>= 0.9)
+(b) HNSW recall@50 against exact search on 200 real queries (OpenBible topic names), with p50/p95 latency (>= 0.98)
+(c) a no-change rebuild's time over a full build's, on a scratch database (<= 0.05)
+
+Needs the built database (`make run`) for (b) and as the source of rows for (c).
+Usage: python benchmarks/bench_embeddings.py [--ef-search 100] [--skip-rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import numpy as np
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from citebible_pipeline.db import apply_migrations, connect, database_url
+from citebible_pipeline.db.load import replace_rows
+from citebible_pipeline.embeddings.build import build_passage_embeddings, embed_docs
+from citebible_pipeline.embeddings.documents import PassageDoc
+from citebible_pipeline.embeddings.embedder import Embedder
+from citebible_pipeline.embeddings.store import active_space, dense_search
+from citebible_pipeline.sources import open_text_member
+from citebible_pipeline.sources.datasets import DATASETS, data_dir
+
+
+def bench_throughput(emb: Embedder, texts: list[str]) -> None:
+    docs = [PassageDoc("verse", i, 1, "GEN", "Genesis", 1, 1, 1, "x", "OT", "narrative", t, (t,)) for i, t in enumerate(texts)]
+    emb.model.encode(texts[:256], batch_size=emb.batch_size)  # warm up
+    raw_t, stage_t = [], []
+    for _ in range(2):
+        t = time.perf_counter()
+        emb.model.encode(texts, batch_size=emb.batch_size, normalize_embeddings=True, show_progress_bar=False)
+        raw_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        embed_docs(emb, docs)
+        stage_t.append(time.perf_counter() - t)
+    raw, stage = min(raw_t), min(stage_t)
+    print(f"(a) raw model.encode: {len(texts) / raw:,.1f} texts/s; embedding stage: {len(texts) / stage:,.1f} texts/s")
+    print(f"    throughput ratio stage/raw = {raw / stage:.3f}  (target >= 0.9)")
+
+
+def topic_queries(n: int) -> list[str]:
+    path = data_dir() / DATASETS["openbible_topic_votes"].bundled
+    with open_text_member(path) as f:
+        next(f)
+        names = sorted({line.split("\t", 1)[0].strip() for line in f if line.strip()})
+    random.Random(7).shuffle(names)
+    return names[:n]
+
+
+def bench_recall(emb: Embedder, ef_search: int, n: int = 200, k: int = 50) -> None:
+    queries = topic_queries(n)
+    qv = emb.encode_queries(queries)
+    with connect() as conn:
+        active = active_space(conn)
+        if active is None:
+            raise SystemExit("no passage embeddings: run `make run` first")
+        sid, space = active
+        recalls, t_ann, t_exact = [], [], []
+        for level in ("verse",):
+            for q in qv:
+                exact = dense_search(conn, sid, space.dims, level, q, k, exact=True)
+                t_exact.append(dense_search.last_seconds)
+                ann = dense_search(conn, sid, space.dims, level, q, k, ef_search=ef_search)
+                t_ann.append(dense_search.last_seconds)
+                recalls.append(len({h[0] for h in exact} & {h[0] for h in ann}) / len(exact))
+
+    def pct(xs, p):
+        return sorted(xs)[int(p * (len(xs) - 1))] * 1000
+
+    print(f"(b) HNSW recall@{k} vs exact, {len(queries)} topic-name queries, verse level, ef_search={ef_search}: "
+          f"{statistics.mean(recalls):.4f} (min {min(recalls):.2f})  (target >= 0.98)")
+    print(f"    latency HNSW p50 {pct(t_ann, .5):.1f} ms, p95 {pct(t_ann, .95):.1f} ms; exact p50 {pct(t_exact, .5):.1f} ms, "
+          f"p95 {pct(t_exact, .95):.1f} ms; speed-up at p50 {pct(t_exact, .5) / pct(t_ann, .5):.1f}x")
+
+
+def bench_rebuild(emb: Embedder) -> None:
+    admin = database_url()
+    params = conninfo_to_dict(admin)
+    params["dbname"] = "citebible_bench"
+    scratch = make_conninfo(**params)
+    with connect(admin, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS citebible_bench")
+        conn.execute("CREATE DATABASE citebible_bench")
+    try:
+        apply_migrations(scratch)
+        with connect(admin) as src, connect(scratch) as dst:
+            for table in ("verses", "chapters", "verse_genres"):
+                cur = src.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(table)))
+                cols = [d.name for d in cur.description]
+                types = [src.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass"
+                                     " AND attname = %s", (table, c)).fetchone()[0] for c in cols]
+                replace_rows(dst, table, cols, types, cur.fetchall())
+        with connect(scratch) as conn:
+            full = build_passage_embeddings(conn, emb)
+            again = build_passage_embeddings(conn, emb)
+        print(f"(c) full build {full.total_seconds:.1f}s ({full.embedded_now:,} passages); no-change rebuild "
+              f"{again.total_seconds:.2f}s ({again.embedded_now} embedded)")
+        print(f"    ratio no-change/full = {again.total_seconds / full.total_seconds:.4f}  (target <= 0.05)")
+    finally:
+        with connect(admin, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS citebible_bench")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ef-search", type=int, default=100)
+    ap.add_argument("--skip-rebuild", action="store_true")
+    args = ap.parse_args()
+    emb = Embedder()
+    with connect() as conn:
+        texts = [r[0] for r in conn.execute("SELECT text FROM verses WHERE NOT is_empty ORDER BY id")]
+    random.Random(5).shuffle(texts)
+    bench_throughput(emb, texts[:5000])
+    bench_recall(emb, args.ef_search)
+    if not args.skip_rebuild:
+        bench_rebuild(emb)
+
+
+if __name__ == "__main__":
+    main()

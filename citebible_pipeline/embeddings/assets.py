@@ -1,0 +1,130 @@
+"""Dagster wiring: the embedder resource and the passage_embeddings asset with its checks."""
+
+import time
+from functools import lru_cache
+from typing import Optional
+
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    Config,
+    ConfigurableResource,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+from pydantic import Field
+
+from citebible_pipeline.bible.assets import web_chapters
+from citebible_pipeline.embeddings.build import build_passage_embeddings
+from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, Embedder
+from citebible_pipeline.embeddings.store import active_space, index_name
+from citebible_pipeline.genre.assets import verse_genres
+from citebible_pipeline.resources import PostgresResource
+
+
+@lru_cache(maxsize=4)
+def _embedder(model: str, device: str, batch_size: int, doc: Optional[str], query: Optional[str]) -> Embedder:
+    return Embedder(model, device=device, batch_size=batch_size, document_prefix=doc, query_prefix=query)
+
+
+class EmbedderResource(ConfigurableResource):
+    """A sentence-transformers model by name or local path; prefixes from the registry unless set."""
+
+    model: str = Field(default=DEFAULT_MODEL, description="model id or local path (default: the offline MiniLM package)")
+    device: str = Field(default="auto", description="auto (CUDA when present), cpu, cuda")
+    batch_size: int = 64
+    document_prefix: Optional[str] = Field(default=None, description="override the registry's document prefix")
+    query_prefix: Optional[str] = Field(default=None, description="override the registry's query prefix")
+
+    def get(self) -> Embedder:
+        return _embedder(self.model, self.device, self.batch_size, self.document_prefix, self.query_prefix)
+
+
+class EmbeddingConfig(Config):
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+
+
+@asset(
+    deps=[web_chapters, verse_genres],
+    group_name="embeddings",
+    kinds={"postgres", "pgvector"},
+    code_version="1",
+    description="Verse and chapter vectors in one pgvector table (one embedding space, document prefix applied; "
+    "chapters as mean-pooled windows of whole verses), a tsvector for full text, HNSW per level. Incremental.",
+)
+def passage_embeddings(
+    context: AssetExecutionContext, config: EmbeddingConfig, postgres: PostgresResource, embedder: EmbedderResource
+) -> MaterializeResult:
+    emb = embedder.get()
+    last = [time.perf_counter(), 0]
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        elapsed = time.perf_counter() - started
+        rate = done / elapsed if elapsed else 0.0
+        if done == total or time.perf_counter() - last[0] > 10:
+            context.log.info(f"embedded {done:,}/{total:,} texts ({rate:,.0f}/s, ETA {(total - done) / rate if rate else 0:,.0f}s)")
+            last[0] = time.perf_counter()
+
+    with postgres.connect() as conn:
+        report = build_passage_embeddings(conn, emb, hnsw_m=config.hnsw_m, ef_construction=config.hnsw_ef_construction,
+                                          progress=progress)
+    space = emb.space
+    context.log.info(f"{report.embedded_now:,} passages embedded, {report.reused:,} unchanged, in {report.total_seconds:.1f}s")
+    return MaterializeResult(
+        metadata={
+            "verse_rows": report.verse_rows,
+            "chapter_rows": report.chapter_rows,
+            "embedded_now": report.embedded_now,
+            "unchanged": report.reused,
+            "removed": report.removed,
+            "texts_per_second": round(report.texts_encoded / report.embed_seconds, 1) if report.embed_seconds else 0.0,
+            "multi_window_chapters": report.multi_window_chapters,
+            "max_windows": report.max_windows,
+            "model": space.model_id,
+            "dims": space.dims,
+            "document_prefix": repr(space.document_prefix),
+            "query_prefix": repr(space.query_prefix),
+            "space": MetadataValue.json({"id": report.space_id, "key": report.space_key,
+                                         "weights_sha256": space.weights_sha256[:16]}),
+            "indexes_created": MetadataValue.json(report.indexes_created),
+            "seconds": round(report.total_seconds, 1),
+        }
+    )
+
+
+@asset_check(asset=passage_embeddings, blocking=True,
+             description="One row per verse with text and per chapter, in the active space; dims match; unit norm; HNSW present.")
+def passage_embeddings_complete(postgres: PostgresResource) -> AssetCheckResult:
+    with postgres.connect() as conn:
+        active = active_space(conn)
+        if active is None:
+            return AssetCheckResult(passed=False, metadata={"error": "no active embedding space"})
+        sid, space = active
+        counts = dict(conn.execute(
+            "SELECT level, count(*) FROM passage_embeddings WHERE space_id = %s GROUP BY level", (sid,)).fetchall())
+        expected_verses = conn.execute("SELECT count(*) FROM verses WHERE translation='web' AND NOT is_empty").fetchone()[0]
+        expected_chapters = conn.execute("SELECT count(*) FROM chapters WHERE translation='web'").fetchone()[0]
+        bad_dims = conn.execute(
+            "SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND vector_dims(embedding) <> %s",
+            (sid, space.dims)).fetchone()[0]
+        norm_min, norm_max = conn.execute(
+            "SELECT min(vector_norm(embedding)), max(vector_norm(embedding)) FROM passage_embeddings WHERE space_id = %s",
+            (sid,)).fetchone()
+        indexes = [conn.execute("SELECT to_regclass(%s)", (index_name(sid, lv),)).fetchone()[0] for lv in ("verse", "chapter")]
+    passed = (counts.get("verse") == expected_verses and counts.get("chapter") == expected_chapters and bad_dims == 0
+              and abs(norm_min - 1) < 1e-3 and abs(norm_max - 1) < 1e-3 and all(indexes))
+    return AssetCheckResult(
+        passed=passed,
+        metadata={"verse_rows": counts.get("verse", 0), "expected_verse_rows": expected_verses,
+                  "chapter_rows": counts.get("chapter", 0), "expected_chapter_rows": expected_chapters,
+                  "dims": space.dims, "wrong_dims": bad_dims, "norm_min": float(norm_min), "norm_max": float(norm_max),
+                  "hnsw_indexes": MetadataValue.json([str(i) for i in indexes])},
+    )
+
+
+embedding_assets = [passage_embeddings]
+embedding_checks = [passage_embeddings_complete]

@@ -1,0 +1,97 @@
+"""The embedding stage as a function: documents in, only changed vectors computed, table updated."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import psycopg
+
+from citebible_pipeline.embeddings.documents import PassageDoc, VerseInput, build_documents, content_hash
+from citebible_pipeline.embeddings.embedder import Embedder
+from citebible_pipeline.embeddings.store import activate, ensure_indexes, ensure_space, existing_hashes, write_passages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BuildReport:
+    space_id: int
+    space_key: str
+    verse_rows: int
+    chapter_rows: int
+    embedded_now: int
+    texts_encoded: int
+    reused: int
+    removed: int
+    written: int
+    multi_window_chapters: int
+    max_windows: int
+    embed_seconds: float
+    total_seconds: float
+    indexes_created: list[str]
+    spaces_dropped: int
+
+
+def load_inputs(conn: psycopg.Connection) -> tuple[list[VerseInput], dict[int, tuple[str, int, int]]]:
+    rows = conn.execute(
+        "SELECT v.id, v.book_order, v.usfm_book, v.book_name, v.chapter, v.verse, v.verse_end, v.ref, v.testament,"
+        " v.text, g.genre FROM verses v LEFT JOIN verse_genres g USING (translation, id)"
+        " WHERE v.translation = 'web' ORDER BY v.id"
+    ).fetchall()
+    untagged = [r[7] for r in rows if r[10] is None]
+    if untagged:
+        raise RuntimeError(f"{len(untagged)} verses have no genre (e.g. {untagged[:3]}): materialize verse_genres first")
+    if not rows:
+        raise RuntimeError("the verses table is empty: materialize web_verses first")
+    chapters = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+        "SELECT id, ref, verse_start, verse_end FROM chapters WHERE translation = 'web'")}
+    return [VerseInput(*r) for r in rows], chapters
+
+
+def embed_docs(embedder: Embedder, docs: list[PassageDoc], progress: Callable[[int, int], None] | None = None
+               ) -> tuple[dict[tuple[str, int], np.ndarray], int]:
+    """Vectors for `docs`: a verse is one text; a chapter is the re-normalized mean of its windows."""
+    texts: list[str] = []
+    starts: list[int] = []
+    for d in docs:
+        starts.append(len(texts))
+        texts.extend(d.windows)
+    vecs = embedder.encode_documents(texts, progress=progress)
+    out: dict[tuple[str, int], np.ndarray] = {}
+    for d, start in zip(docs, starts):
+        v = vecs[start : start + len(d.windows)].mean(axis=0)
+        out[(d.level, d.id)] = (v / np.linalg.norm(v)).astype(np.float32)
+    return out, len(texts)
+
+
+def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, hnsw_m: int = 16,
+                             ef_construction: int = 64, progress: Callable[[int, int], None] | None = None) -> BuildReport:
+    started = time.perf_counter()
+    verses, chapters = load_inputs(conn)
+    space = embedder.space
+    budget = embedder.window_budget()
+    docs = build_documents(verses, embedder.token_counts([v.text for v in verses]), budget, chapters)
+    space_id = ensure_space(conn, space)
+    conn.commit()
+    stored = existing_hashes(conn, space_id)
+    hashes = {(d.level, d.id): content_hash(space.key, embedder.document_prefix, d) for d in docs}
+    todo = [d for d in docs if stored.get((d.level, d.id)) != hashes[(d.level, d.id)]]
+    log.info("%d passages, %d to embed, %d unchanged", len(docs), len(todo), len(docs) - len(todo))
+    t0 = time.perf_counter()
+    vectors, n_texts = embed_docs(embedder, todo, progress) if todo else ({}, 0)
+    embed_s = time.perf_counter() - t0
+    counts = write_passages(conn, space_id, docs, hashes, vectors)
+    created = ensure_indexes(conn, space_id, space.dims, hnsw_m, ef_construction)
+    dropped = activate(conn, space_id)
+    chapter_docs = [d for d in docs if d.level == "chapter"]
+    return BuildReport(
+        space_id=space_id, space_key=space.key, verse_rows=len(docs) - len(chapter_docs), chapter_rows=len(chapter_docs),
+        embedded_now=len(todo), texts_encoded=n_texts, reused=len(docs) - len(todo), removed=counts["removed"],
+        written=counts["written"], multi_window_chapters=sum(len(d.windows) > 1 for d in chapter_docs),
+        max_windows=max((len(d.windows) for d in chapter_docs), default=0), embed_seconds=embed_s,
+        total_seconds=time.perf_counter() - started, indexes_created=created, spaces_dropped=dropped,
+    )

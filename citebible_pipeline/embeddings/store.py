@@ -1,0 +1,160 @@
+"""passage_embeddings in Postgres: spaces, incremental writes, per-space HNSW indexes, dense search."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import psycopg
+from pgvector import Vector
+from psycopg import sql
+
+from citebible_pipeline.db.load import copy_rows
+from citebible_pipeline.embeddings.documents import PassageDoc
+from citebible_pipeline.embeddings.embedder import EmbeddingSpace
+
+LEVELS = ("verse", "chapter")
+_META = ("level", "id", "book_order", "book", "book_name", "chapter", "verse_start", "verse_end", "ref",
+         "testament", "genre", "text", "windows", "content_hash")
+_META_TYPES = ("text", "integer", "smallint", "text", "text", "smallint", "smallint", "smallint", "text",
+               "text", "text", "text", "smallint", "text")
+
+
+def ensure_space(conn: psycopg.Connection, space: EmbeddingSpace) -> int:
+    row = conn.execute("SELECT id FROM embedding_spaces WHERE space_key = %s", (space.key,)).fetchone()
+    if row:
+        return row[0]
+    return conn.execute(
+        "INSERT INTO embedding_spaces (space_key, model_id, weights_sha256, dims, document_prefix, query_prefix,"
+        " normalized, max_seq_length) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        (space.key, space.model_id, space.weights_sha256, space.dims, space.document_prefix, space.query_prefix,
+         space.normalized, space.max_seq_length),
+    ).fetchone()[0]
+
+
+def active_space(conn: psycopg.Connection) -> tuple[int, EmbeddingSpace] | None:
+    row = conn.execute(
+        "SELECT id, model_id, weights_sha256, dims, document_prefix, query_prefix, normalized, max_seq_length"
+        " FROM embedding_spaces WHERE is_active"
+    ).fetchone()
+    if row is None:
+        return None
+    fields = dict(zip(("model_id", "weights_sha256", "dims", "document_prefix", "query_prefix", "normalized",
+                       "max_seq_length"), row[1:]))
+    return row[0], EmbeddingSpace(**fields)
+
+
+def existing_hashes(conn: psycopg.Connection, space_id: int) -> dict[tuple[str, int], str]:
+    rows = conn.execute("SELECT level, id, content_hash FROM passage_embeddings WHERE space_id = %s", (space_id,))
+    return {(lv, i): h for lv, i, h in rows}
+
+
+def write_passages(
+    conn: psycopg.Connection,
+    space_id: int,
+    docs: Sequence[PassageDoc],
+    hashes: Mapping[tuple[str, int], str],
+    vectors: Mapping[tuple[str, int], np.ndarray],
+) -> dict[str, int]:
+    """Make the space's rows equal `docs` in one transaction: new vectors where given, metadata
+    refreshed where it changed, rows that no longer exist removed. Returns counts."""
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(
+            "CREATE TEMP TABLE _stage_passages (level text, id integer, book_order smallint, book text, book_name text,"
+            " chapter smallint, verse_start smallint, verse_end smallint, ref text, testament text, genre text,"
+            " text text, windows smallint, content_hash text, embedding vector) ON COMMIT DROP"
+        )
+        rows = (
+            (d.level, d.id, d.book_order, d.book, d.book_name, d.chapter, d.verse_start, d.verse_end, d.ref,
+             d.testament, d.genre, d.text, len(d.windows), hashes[(d.level, d.id)],
+             Vector(vectors[(d.level, d.id)]) if (d.level, d.id) in vectors else None)
+            for d in docs
+        )
+        copy_rows(cur, "_stage_passages", (*_META, "embedding"), (*_META_TYPES, "vector"), rows)
+        cur.execute(
+            "DELETE FROM passage_embeddings p WHERE p.space_id = %s AND NOT EXISTS"
+            " (SELECT 1 FROM _stage_passages s WHERE s.level = p.level AND s.id = p.id)", (space_id,))
+        removed = cur.rowcount
+        meta = [c for c in _META if c not in ("level", "id")]
+        cols = sql.SQL(", ").join(map(sql.Identifier, _META))
+        s_cols = sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in _META)
+        updates = sql.SQL(", ").join(sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(c)) for c in meta)
+        changed = sql.SQL(" OR ").join(sql.SQL("s.{0} IS DISTINCT FROM e.{0}").format(sql.Identifier(c)) for c in meta)
+        # Only new vectors and changed metadata are written; untouched rows are not rewritten.
+        cur.execute(
+            sql.SQL(
+                "INSERT INTO passage_embeddings AS p (space_id, {cols}, embedding)"
+                " SELECT %s, {s_cols}, COALESCE(s.embedding, e.embedding) FROM _stage_passages s"
+                " LEFT JOIN passage_embeddings e ON e.space_id = %s AND e.level = s.level AND e.id = s.id"
+                " WHERE s.embedding IS NOT NULL OR (e.id IS NOT NULL AND ({changed}))"
+                " ON CONFLICT (space_id, level, id) DO UPDATE SET {updates}, embedding = EXCLUDED.embedding"
+            ).format(cols=cols, s_cols=s_cols, updates=updates, changed=changed),
+            (space_id, space_id),
+        )
+        written = cur.rowcount
+        missing = cur.execute(
+            "SELECT count(*) FROM _stage_passages s WHERE s.embedding IS NULL AND NOT EXISTS"
+            " (SELECT 1 FROM passage_embeddings e WHERE e.space_id = %s AND e.level = s.level AND e.id = s.id)",
+            (space_id,)).fetchone()[0]
+        if missing:
+            raise RuntimeError(f"{missing} passages have neither a new nor a stored vector; nothing was written")
+    return {"removed": removed, "written": written}
+
+
+def index_name(space_id: int, level: str) -> str:
+    return f"passage_embeddings_hnsw_s{space_id}_{level}"
+
+
+def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, m: int = 16, ef_construction: int = 64,
+                   maintenance_work_mem: str = "1GB") -> list[str]:
+    """Partial HNSW index per level of this space (cosine), then ANALYZE. Returns indexes created now."""
+    created = []
+    with conn.transaction():
+        conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(maintenance_work_mem)))
+        for level in LEVELS:
+            name = index_name(space_id, level)
+            if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]:
+                continue
+            conn.execute(sql.SQL(
+                "CREATE INDEX {name} ON passage_embeddings USING hnsw ((embedding::vector({dims})) vector_cosine_ops)"
+                " WITH (m = {m}, ef_construction = {ef}) WHERE space_id = {space} AND level = {level}"
+            ).format(name=sql.Identifier(name), dims=sql.Literal(int(dims)), m=sql.Literal(int(m)),
+                     ef=sql.Literal(int(ef_construction)), space=sql.Literal(int(space_id)), level=sql.Literal(level)))
+            created.append(name)
+    conn.execute("ANALYZE passage_embeddings")
+    return created
+
+
+def activate(conn: psycopg.Connection, space_id: int) -> int:
+    """Make `space_id` the one the query side reads, and drop the other spaces, in one transaction."""
+    with conn.transaction():
+        conn.execute("UPDATE embedding_spaces SET is_active = false WHERE is_active AND id <> %s", (space_id,))
+        conn.execute("UPDATE embedding_spaces SET is_active = true WHERE id = %s", (space_id,))
+        old = [r[0] for r in conn.execute("SELECT id FROM embedding_spaces WHERE id <> %s", (space_id,))]
+        for sid in old:
+            for level in LEVELS:
+                conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(index_name(sid, level))))
+        conn.execute("DELETE FROM embedding_spaces WHERE id <> %s", (space_id,))
+    return len(old)
+
+
+def dense_search(conn: psycopg.Connection, space_id: int, dims: int, level: str, query: np.ndarray, k: int = 10,
+                 ef_search: int | None = None, exact: bool = False) -> list[tuple[int, str, float]]:
+    """(id, ref, cosine similarity) nearest first. `exact` bypasses the index (for recall checks)."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}")
+    started = time.perf_counter()
+    with conn.transaction():
+        if ef_search:
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(int(ef_search))))
+        if exact:
+            conn.execute("SET LOCAL enable_indexscan = off")
+        dist = sql.SQL("embedding::vector({}) <=> %s::vector({})").format(sql.Literal(int(dims)), sql.Literal(int(dims)))
+        rows = conn.execute(
+            sql.SQL("SELECT id, ref, 1 - ({d}) FROM passage_embeddings WHERE space_id = %s AND level = %s"
+                    " ORDER BY {d} LIMIT %s").format(d=dist),
+            (Vector(query), space_id, level, Vector(query), k), prepare=False,
+        ).fetchall()
+    dense_search.last_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
+    return [(r[0], r[1], float(r[2])) for r in rows]

@@ -1,0 +1,27 @@
+"""Jobs and schedules. The weekly OpenBible refresh fetches the live URLs and rebuilds the OpenBible
+assets and everything downstream of them."""
+
+import os
+
+from dagster import AssetSelection, DefaultScheduleStatus, ScheduleDefinition, define_asset_job
+
+REFRESH_SWITCH = "CITEBIBLE_WEEKLY_REFRESH"  # "on" starts the schedule RUNNING; otherwise it is STOPPED
+
+openbible_refresh_job = define_asset_job(
+    name="openbible_refresh",
+    selection=AssetSelection.groups("openbible").downstream(),
+    description="Fetch OpenBible's cross-references and topics from their live URLs and rebuild them and their downstream.",
+    config={"resources": {"sources": {"config": {"use_live": True}}}},
+)
+
+weekly_openbible_refresh = ScheduleDefinition(
+    name="weekly_openbible_refresh",
+    job=openbible_refresh_job,
+    cron_schedule="0 3 * * 0",
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING if os.environ.get(REFRESH_SWITCH, "").lower() == "on" else DefaultScheduleStatus.STOPPED,
+    description=f"Sundays 03:00 UTC. Off by default (offline machines); set {REFRESH_SWITCH}=on or start it in the UI.",
+)
+
+build_all_job = define_asset_job(name="build_all", selection=AssetSelection.all(),
+                                 description="Every asset, in dependency order (what `make run` materializes).")

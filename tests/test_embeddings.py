@@ -1,0 +1,106 @@
+"""Embedder, prefixes, windows, incremental builds and space checks (tiny local model + real verses)."""
+
+import numpy as np
+import pytest
+
+from citebible_pipeline.db import connect
+from citebible_pipeline.embeddings.build import build_passage_embeddings
+from citebible_pipeline.embeddings.documents import fit_windows
+from citebible_pipeline.embeddings.embedder import Embedder, SpaceMismatchError, check_space
+from citebible_pipeline.embeddings.prefixes import prefixes_for
+from citebible_pipeline.embeddings.store import active_space, dense_search
+from tests.embedfixtures import build_tiny_model, load_subset
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> str:
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny")))
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    return Embedder()
+
+
+def test_prefix_registry():
+    assert prefixes_for("nomic-ai/nomic-embed-text-v1.5") == ("search_document: ", "search_query: ")
+    assert prefixes_for("intfloat/e5-small-v2") == ("passage: ", "query: ")
+    assert prefixes_for("intfloat/multilingual-e5-base") == ("passage: ", "query: ")
+    assert prefixes_for("BAAI/bge-small-en-v1.5") == ("", "Represent this sentence for searching relevant passages: ")
+    assert prefixes_for("sentence-transformers/all-MiniLM-L6-v2") == ("", "")
+    assert prefixes_for("sentence-transformers/all-mpnet-base-v2") == ("", "")
+
+
+def test_prefixes_are_really_applied(tiny_model):
+    emb = Embedder(tiny_model, device="cpu", document_prefix="passage: ", query_prefix="query: ")
+    texts = ["Jesus wept.", "Yahweh is my shepherd; I shall lack nothing."]
+    raw = emb.model
+    docs = emb.encode_documents(texts)
+    np.testing.assert_allclose(docs, raw.encode(["passage: " + t for t in texts], normalize_embeddings=True), atol=1e-6)
+    np.testing.assert_allclose(emb.encode_queries(texts), raw.encode(["query: " + t for t in texts], normalize_embeddings=True), atol=1e-6)
+    assert np.abs(docs - raw.encode(texts, normalize_embeddings=True)).max() > 1e-3  # the prefix changed something
+    assert emb.space.document_prefix == "passage: " and emb.space.dims == 32
+
+
+def test_default_model_is_384d_unit_norm(minilm):
+    vecs = minilm.encode_documents(["In the beginning, God created the heavens and the earth.", "Jesus wept."])
+    assert vecs.shape == (2, 384) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert minilm.space.dims == 384 and minilm.space.max_seq_length == 256
+    assert (minilm.document_prefix, minilm.query_prefix) == ("", "")
+
+
+def test_fit_windows_keeps_whole_verses_in_order():
+    texts = [f"v{i}" for i in range(10)]
+    counts = [30, 30, 30, 100, 5, 5, 120, 200, 10, 10]
+    windows = fit_windows(texts, counts, budget=100)
+    assert windows == ["v0 v1 v2", "v3", "v4 v5", "v6", "v7", "v8 v9"]
+    assert " ".join(windows) == " ".join(texts)
+
+
+def test_long_real_chapter_is_windowed_within_the_budget(minilm):
+    from tests.embedfixtures import ARCHIVE
+    from citebible_pipeline.bible.corpus import build_verses
+
+    ps119 = [v.text for v in build_verses(ARCHIVE) if v.book.usfm == "PSA" and v.chapter == 119]
+    budget = minilm.window_budget()
+    windows = fit_windows(ps119, minilm.token_counts(ps119), budget)
+    assert len(windows) > 10
+    assert all(n <= budget for n in minilm.token_counts(windows))
+    assert " ".join(windows) == " ".join(ps119)
+
+
+def test_incremental_build_space_swap_and_mismatch(db_url, tiny_model):
+    n_verses = load_subset(db_url)
+    emb = Embedder(tiny_model, device="cpu", document_prefix="passage: ", query_prefix="query: ")
+    with connect(db_url) as conn:
+        first = build_passage_embeddings(conn, emb)
+        assert first.verse_rows == n_verses and first.chapter_rows == 4 + 1 + 1 + 1 + 1  # Ruth 1-4, Jude, Ps 23, Ps 119, John 11
+        assert first.embedded_now == first.verse_rows + first.chapter_rows
+        assert first.multi_window_chapters >= 1  # Ps 119 exceeds 64 tokens many times over
+        again = build_passage_embeddings(conn, emb)
+        assert again.embedded_now == 0 and again.written == 0 and again.removed == 0
+
+        conn.execute("UPDATE verses SET text = text || ' (edited)' WHERE ref = 'Ruth 1:16'")
+        conn.commit()
+        edited = build_passage_embeddings(conn, emb)
+        assert edited.embedded_now == 2  # the verse and its chapter
+
+        sid, stored = active_space(conn)
+        check_space(stored, emb.space)
+        other = Embedder(tiny_model, device="cpu", document_prefix="", query_prefix="")
+        with pytest.raises(SpaceMismatchError, match="document_prefix: index has 'passage: ', embedder has ''"):
+            check_space(stored, other.space)
+
+        swapped = build_passage_embeddings(conn, other)  # a new space, built then swapped in
+        assert swapped.space_id != sid and swapped.spaces_dropped == 1
+        assert swapped.embedded_now == swapped.verse_rows + swapped.chapter_rows
+        assert active_space(conn)[0] == swapped.space_id
+        assert conn.execute("SELECT count(DISTINCT space_id) FROM passage_embeddings").fetchone()[0] == 1
+        q = other.encode_queries(["Where you go, I will go"])[0]
+        hits = dense_search(conn, swapped.space_id, 32, "verse", q, k=5)
+        assert len(hits) == 5 and all(-1.0 <= h[2] <= 1.0 for h in hits)
+        assert conn.execute("SELECT count(*) FROM passage_embeddings WHERE tsv @@ plainto_tsquery('english', 'whither')"
+                            ).fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM passage_embeddings WHERE level = 'verse' AND "
+                            "tsv @@ plainto_tsquery('english', 'shepherd')").fetchone()[0] >= 1
