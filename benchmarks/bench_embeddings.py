@@ -5,7 +5,7 @@
 (c) a no-change rebuild's time over a full build's, on a scratch database (<= 0.05)
 
 Needs the built database (`make run`) for (b) and as the source of rows for (c).
-Usage: python benchmarks/bench_embeddings.py [--ef-search 100] [--skip-rebuild]
+Usage: python benchmarks/bench_embeddings.py [--ef-search 200] [--skip-rebuild]
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def bench_rebuild(emb: Embedder) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ef-search", type=int, default=100)
+    ap.add_argument("--ef-search", type=int, default=200)
     ap.add_argument("--skip-rebuild", action="store_true")
     args = ap.parse_args()
     emb = Embedder()

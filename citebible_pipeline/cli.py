@@ -44,6 +44,21 @@ def _verse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from citebible_pipeline.db import connect
+    from citebible_pipeline.embeddings.embedder import Embedder
+    from citebible_pipeline.gold.evaluate import evaluate, format_table, record
+    from citebible_pipeline.retrieval.baselines import RetrievalContext
+
+    with connect() as conn:
+        rows = evaluate(RetrievalContext(conn, Embedder()), limit=args.limit)
+        run_id = record(conn, rows) if args.record else None
+    print(format_table(rows))
+    if run_id:
+        print(f"\nrecorded as eval run {run_id}")
+    return 0
+
+
 def _summary(args: argparse.Namespace) -> int:
     from citebible_pipeline.summary import print_summary
 
@@ -60,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("verse", help="print the verses of a reference, e.g. citebible verse Ps 34:18")
     v.add_argument("reference", nargs="+")
     v.set_defaults(func=_verse)
+    e = sub.add_parser("eval", help="run every retrieval variant on the held-out gold set and print the table")
+    e.add_argument("--limit", type=int, default=None, help="at most this many queries per set")
+    e.add_argument("--record", action="store_true", help="also store the results in eval_results")
+    e.set_defaults(func=_eval)
     s = sub.add_parser("summary", help="what the last build produced, and a sample answer")
     s.set_defaults(func=_summary)
     args = parser.parse_args(argv)

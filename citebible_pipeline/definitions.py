@@ -6,6 +6,7 @@ from dagster import Definitions
 
 from citebible_pipeline.bible.assets import bible_assets, bible_checks
 from citebible_pipeline.embeddings.assets import EmbedderResource, embedding_assets, embedding_checks
+from citebible_pipeline.gold.assets import gold_assets, gold_checks
 from citebible_pipeline.genre.assets import genre_assets, genre_checks
 from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
 from citebible_pipeline.resources import PostgresResource, SourcesResource
@@ -13,8 +14,8 @@ from citebible_pipeline.schedules import build_all_job, openbible_refresh_job, w
 from citebible_pipeline.sources.assets import archive_assets
 
 defs = Definitions(
-    assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets],
-    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks],
+    assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets, *gold_assets],
+    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks],
     jobs=[build_all_job, openbible_refresh_job],
     schedules=[weekly_openbible_refresh],
     resources={"postgres": PostgresResource(), "sources": SourcesResource(), "embedder": EmbedderResource()},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from citebible_pipeline.db import connect
 
-TABLES = ("books", "verses", "chapters", "verse_genres", "genre_boosts", "passage_embeddings", "cross_references", "topics", "topic_verses")
+TABLES = ("books", "verses", "chapters", "verse_genres", "genre_boosts", "passage_embeddings", "cross_references", "topics", "topic_verses", "gold_queries", "gold_passages", "eval_results")
 
 
 def table_counts(conn) -> dict[str, int | None]:

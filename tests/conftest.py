@@ -86,3 +86,23 @@ def embedded_db(corpus_db) -> dict:
     result = materialize([*genre_assets, *genre_checks, *embedding_assets, *embedding_checks], resources=resources)
     assert result.success
     return {**corpus_db, "resources": resources, "embed_result": result}
+
+
+@pytest.fixture(scope="session")
+def full_db(embedded_db) -> dict:
+    """embedded_db plus the OpenBible imports, the gold set and one evaluation run: every asset."""
+    from dagster import materialize
+
+    from citebible_pipeline.gold.assets import gold_assets, gold_checks
+    from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
+    from citebible_pipeline.sources.assets import (
+        openbible_cross_refs_archive,
+        openbible_topic_scores_archive,
+        openbible_topic_votes_archive,
+    )
+
+    result = materialize([openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
+                          *openbible_assets, *openbible_checks, *gold_assets, *gold_checks],
+                         resources=embedded_db["resources"])
+    assert result.success
+    return {**embedded_db, "full_result": result}

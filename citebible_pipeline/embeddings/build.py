@@ -69,7 +69,7 @@ def embed_docs(embedder: Embedder, docs: list[PassageDoc], progress: Callable[[i
 
 
 def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, hnsw_m: int = 16,
-                             ef_construction: int = 64, progress: Callable[[int, int], None] | None = None) -> BuildReport:
+                             ef_construction: int = 200, progress: Callable[[int, int], None] | None = None) -> BuildReport:
     started = time.perf_counter()
     verses, chapters = load_inputs(conn)
     space = embedder.space

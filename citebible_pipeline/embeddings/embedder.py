@@ -118,13 +118,21 @@ class Embedder:
     def encode_documents(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, chunk: int = 2048
     ) -> np.ndarray:
-        """Unit-norm document vectors; `progress(done, total)` after each chunk."""
-        out = []
+        """Unit-norm document vectors; `progress(done, total)` after each chunk.
+
+        Texts are sorted by length once for the whole call (as encode() does inside one call), so
+        chunking for progress reports does not cost padding.
+        """
+        if not texts:
+            return self._encode([], "")
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
         for start in range(0, len(texts), chunk):
-            out.append(self._encode(texts[start : start + chunk], self.document_prefix))
+            idx = order[start : start + chunk]
+            out[idx] = self._encode([texts[i] for i in idx], self.document_prefix)
             if progress:
                 progress(min(start + chunk, len(texts)), len(texts))
-        return np.concatenate(out) if out else self._encode([], "")
+        return out
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.query_prefix)

@@ -106,7 +106,7 @@ def index_name(space_id: int, level: str) -> str:
     return f"passage_embeddings_hnsw_s{space_id}_{level}"
 
 
-def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, m: int = 16, ef_construction: int = 64,
+def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, m: int = 16, ef_construction: int = 200,
                    maintenance_work_mem: str = "1GB") -> list[str]:
     """Partial HNSW index per level of this space (cosine), then ANALYZE. Returns indexes created now."""
     created = []
@@ -145,16 +145,17 @@ def dense_search(conn: psycopg.Connection, space_id: int, dims: int, level: str,
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}")
     started = time.perf_counter()
-    with conn.transaction():
-        if ef_search:
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(int(ef_search))))
-        if exact:
-            conn.execute("SET LOCAL enable_indexscan = off")
-        dist = sql.SQL("embedding::vector({}) <=> %s::vector({})").format(sql.Literal(int(dims)), sql.Literal(int(dims)))
-        rows = conn.execute(
-            sql.SQL("SELECT id, ref, 1 - ({d}) FROM passage_embeddings WHERE space_id = %s AND level = %s"
-                    " ORDER BY {d} LIMIT %s").format(d=dist),
-            (Vector(query), space_id, level, Vector(query), k), prepare=False,
-        ).fetchall()
+    dist = sql.SQL("embedding::vector({}) <=> %s::vector({})").format(sql.Literal(int(dims)), sql.Literal(int(dims)))
+    # Exact search orders by an expression the index cannot serve (+ 0), so no planner setting has to
+    # be switched off (a SET LOCAL inside a caller's transaction would outlive this call).
+    order = sql.SQL("({}) + 0").format(dist) if exact else dist
+    # ef_search below LIMIT silently returns fewer rows (pgvector default 40); set for the session on
+    # every call, so it holds in autocommit mode too and never leaks a stale value into the next call.
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(max(ef_search or 40, k)),))
+    rows = conn.execute(
+        sql.SQL("SELECT id, ref, 1 - ({d}) FROM passage_embeddings WHERE space_id = %s AND level = %s"
+                " ORDER BY {o} LIMIT %s").format(d=dist, o=order),
+        (Vector(query), space_id, level, Vector(query), k), prepare=False,
+    ).fetchall()
     dense_search.last_seconds = time.perf_counter() - started  # type: ignore[attr-defined]
     return [(r[0], r[1], float(r[2])) for r in rows]

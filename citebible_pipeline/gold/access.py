@@ -1,0 +1,69 @@
+"""The one door to OpenBible's topic votes for anything that ranks (theme vocabulary, prior, learned
+weights): it returns the training side only. Evaluation reads held-out queries through
+`eval_queries`. tests/test_gold.py fails if other modules read topic_verses or gold tables directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from citebible_pipeline.gold.metrics import Passage
+
+
+@dataclass(frozen=True)
+class TrainingPassage:
+    topic: str
+    start_id: int
+    end_id: int
+    votes: int | None
+    score: int | None
+
+
+def training_topic_passages(conn: psycopg.Connection) -> list[TrainingPassage]:
+    """Topic passages of training-side topics only (raises if the split was never built)."""
+    if conn.execute("SELECT count(*) FROM topic_splits").fetchone()[0] == 0:
+        raise RuntimeError("topic_splits is empty: materialize gold_set before reading training data")
+    rows = conn.execute(
+        "SELECT t.name, tv.start_id, tv.end_id, tv.votes, tv.score FROM topic_verses tv"
+        " JOIN topics t ON t.id = tv.topic_id JOIN topic_splits s ON s.topic_id = tv.topic_id"
+        " WHERE s.split = 'training' AND NOT EXISTS ("
+        "   SELECT 1 FROM topic_splits h WHERE h.split = 'heldout' AND h.split_key = s.split_key)"
+        " ORDER BY t.name, tv.start_id"
+    ).fetchall()
+    return [TrainingPassage(*r) for r in rows]
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    query_id: str
+    kind: str
+    text: str
+    expect_abstain: bool
+    passages: tuple[Passage, ...]
+
+
+QUERY_SETS = {
+    "heldout_topics": "source = 'openbible' AND split = 'heldout'",
+    "curated_pastoral": "source = 'curated' AND kind = 'pastoral'",
+    "curated_study": "source = 'curated' AND kind = 'study'",
+    "curated_offtopic": "source = 'curated' AND kind = 'offtopic'",
+}
+
+
+def eval_queries(conn: psycopg.Connection, query_set: str, limit: int | None = None) -> list[EvalQuery]:
+    """Held-out evaluation queries of one set, with their graded passages."""
+    if query_set not in QUERY_SETS:
+        raise ValueError(f"unknown query set {query_set!r}; known: {sorted(QUERY_SETS)}")
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT q.query_id, q.kind, q.query, q.expect_abstain, coalesce(array_agg(ARRAY[p.start_id, p.end_id,"
+            " p.grade] ORDER BY p.start_id) FILTER (WHERE p.query_id IS NOT NULL), '{{}}')"
+            " FROM gold_queries q LEFT JOIN gold_passages p USING (query_id)"
+            " WHERE {} GROUP BY q.query_id ORDER BY q.query_id LIMIT %s"
+        ).format(sql.SQL(QUERY_SETS[query_set])),  # a whitelisted constant, never user text
+        (limit,),
+    ).fetchall()
+    return [EvalQuery(qid, kind, text, abst, tuple(Passage(*p) for p in ps)) for qid, kind, text, abst, ps in rows]

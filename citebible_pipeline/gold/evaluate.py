@@ -1,0 +1,86 @@
+"""Run named retrieval variants over the held-out topics and the curated set in one run."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import psycopg
+
+from citebible_pipeline.db.load import copy_rows
+from citebible_pipeline.gold.access import QUERY_SETS, eval_queries
+from citebible_pipeline.gold.metrics import abstention_correct, hit_at, mrr_at, ndcg_at, recall_at
+from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, Retrieved
+
+log = logging.getLogger(__name__)
+METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "abstention_accuracy")
+
+
+@dataclass
+class EvalRow:
+    variant: str
+    query_set: str
+    queries: int
+    recall_50: float | None
+    ndcg_10: float | None
+    mrr_10: float | None
+    hit_5: float | None
+    abstention_accuracy: float | None
+    seconds: float
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(statistics.fmean(xs), 4) if xs else None
+
+
+def evaluate(
+    ctx: RetrievalContext,
+    variants: Mapping[str, Callable[[RetrievalContext, str], Retrieved]] | None = None,
+    query_sets: Sequence[str] = tuple(QUERY_SETS),
+    limit: int | None = None,
+) -> list[EvalRow]:
+    variants = variants or VARIANTS
+    out: list[EvalRow] = []
+    for qs in query_sets:
+        queries = eval_queries(ctx.conn, qs, limit)
+        ctx.prepare([q.text for q in queries])
+        for name, fn in variants.items():
+            started = time.perf_counter()
+            rec, ndcg, mrr, hit, abst = [], [], [], [], []
+            for q in queries:
+                got = fn(ctx, q.text)
+                abst.append(abstention_correct(got.abstained, q.expect_abstain))
+                if q.passages:
+                    res = [] if got.abstained else got.results
+                    rec.append(recall_at(res, q.passages, 50))
+                    ndcg.append(ndcg_at(res, q.passages, 10))
+                    mrr.append(mrr_at(res, q.passages, 10))
+                    hit.append(hit_at(res, q.passages, 5))
+            out.append(EvalRow(name, qs, len(queries), _mean(rec), _mean(ndcg), _mean(mrr), _mean(hit),
+                               _mean(abst) if qs.startswith("curated") else None, round(time.perf_counter() - started, 2)))
+            log.info("%s on %s: %d queries in %.1fs", name, qs, len(queries), out[-1].seconds)
+    return out
+
+
+def format_table(rows: Sequence[EvalRow]) -> str:
+    head = f"{'variant':<12}{'query set':<18}{'n':>5}" + "".join(f"{m:>21}" if m == "abstention_accuracy" else f"{m:>11}" for m in METRICS)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        vals = [getattr(r, m) for m in METRICS]
+        cells = "".join((f"{'-' if v is None else f'{v:.3f}':>21}" if m == "abstention_accuracy"
+                         else f"{'-' if v is None else f'{v:.3f}':>11}") for m, v in zip(METRICS, vals))
+        lines.append(f"{r.variant:<12}{r.query_set:<18}{r.queries:>5}{cells}")
+    return "\n".join(lines)
+
+
+def record(conn: psycopg.Connection, rows: Sequence[EvalRow]) -> str:
+    run_id = uuid.uuid4().hex[:12]
+    with conn.transaction(), conn.cursor() as cur:
+        copy_rows(cur, "eval_results", ("run_id", "variant", "query_set", "queries", *METRICS),
+                  ("text", "text", "text", "integer", "real", "real", "real", "real", "real"),
+                  ((run_id, r.variant, r.query_set, r.queries, *(getattr(r, m) for m in METRICS)) for r in rows))
+    return run_id

@@ -1,0 +1,79 @@
+"""Retrieval metrics over graded passages (pure functions).
+
+Relevance units are passages (a verse or a verse range, each with a grade 1-3). A result is a verse
+or a chapter: it covers every gold passage it overlaps, so a chapter result counts for the relevant
+verses it contains. Each passage is credited once, at the first result that covers it.
+- recall@k: share of gold passages covered by the top k results.
+- nDCG@k: a result's gain is 2^grade - 1 of the best passage it newly covers (so a chapter that covers
+  several passages cannot score above the ideal); IDCG ranks the passages themselves by grade.
+- MRR@k: 1 / rank of the first result covering any passage (0 if none in the top k).
+- hit@k: 1 if any of the top k covers a passage.
+- abstention accuracy: right when a query expecting abstention abstained, or one that did not expect it
+  returned results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    start: int
+    end: int
+    grade: int
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    start: int  # verse id; a chapter result spans its first to last verse
+    end: int
+
+    def covers(self, p: Passage) -> bool:
+        return self.start <= p.end and p.start <= self.end
+
+
+def _credits(results: Sequence[Result], gold: Sequence[Passage], k: int) -> list[int]:
+    """Per result in the top k: the best grade it newly covers (0 if none)."""
+    credited: set[int] = set()
+    out = []
+    for r in results[:k]:
+        best = 0
+        for i, p in enumerate(gold):
+            if i not in credited and r.covers(p):
+                credited.add(i)
+                best = max(best, p.grade)
+        out.append(best)
+    return out
+
+
+def recall_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    if not gold:
+        return 0.0
+    return sum(1 for p in gold if any(r.covers(p) for r in results[:k])) / len(gold)
+
+
+def ndcg_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    if not gold:
+        return 0.0
+    dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(_credits(results, gold, k)))
+    ideal = sorted((p.grade for p in gold), reverse=True)[:k]
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg
+
+
+def mrr_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    for i, r in enumerate(results[:k]):
+        if any(r.covers(p) for p in gold):
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def hit_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    return 1.0 if mrr_at(results, gold, k) > 0 else 0.0
+
+
+def abstention_correct(abstained: bool, expect_abstain: bool) -> float:
+    return 1.0 if abstained == expect_abstain else 0.0

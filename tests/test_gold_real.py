@@ -1,0 +1,44 @@
+"""The gold set and the evaluation on the real data (baselines bm25 and dense_raw)."""
+
+import pytest
+
+from citebible_pipeline.db import connect
+
+pytestmark = pytest.mark.slow
+
+
+def test_gold_set_on_real_topics(full_db):
+    result = full_db["full_result"]
+    evals = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert evals["gold_set_split_sound"].passed, evals["gold_set_split_sound"].metadata
+    meta = result.asset_materializations_for_node("gold_set")[0].metadata
+    assert meta["gold_topic_queries"].value > 3000 and meta["curated_queries"].value >= 40
+    share = meta["gold_topic_queries_heldout"].value / meta["gold_topic_queries"].value
+    assert 0.17 < share < 0.23
+
+
+def test_baseline_table_recorded(full_db):
+    result = full_db["full_result"]
+    meta = result.asset_materializations_for_node("retrieval_eval")[0].metadata
+    table = meta["table"].value
+    assert "bm25" in table and "dense_raw" in table
+    for variant in ("bm25", "dense_raw"):
+        for qs in ("heldout_topics", "curated_pastoral", "curated_study"):
+            for m in ("recall_50", "ndcg_10", "hit_5"):
+                assert 0.0 <= meta[f"{variant}.{qs}.{m}"].value <= 1.0
+    # measured, not assumed: one raw embedding beats lexical search on held-out topic names
+    assert meta["dense_raw.heldout_topics.ndcg_10"].value > meta["bm25.heldout_topics.ndcg_10"].value
+    with connect(full_db["url"]) as conn:
+        rows = conn.execute("SELECT variant, query_set, queries FROM eval_results WHERE run_id = %s",
+                            (meta["run_id"].value,)).fetchall()
+    assert len(rows) == 8 and {r[0] for r in rows} == {"bm25", "dense_raw"}
+
+
+def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
+    from citebible_pipeline.cli import main
+
+    monkeypatch.setenv("CITEBIBLE_DATABASE_URL", full_db["url"])
+    assert main(["eval", "--limit", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "variant" in out and "abstention_accuracy" in out
+    assert out.count("dense_raw") == 4 and out.count("bm25") == 4
