@@ -15,7 +15,6 @@ import random
 import statistics
 import time
 
-import numpy as np
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 

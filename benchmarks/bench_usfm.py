@@ -7,11 +7,11 @@ ours is run 3 times and the best time is used.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from citebible_pipeline.bible.corpus import iter_usfm_files, parse_book
+from citebible_pipeline.sources.datasets import DATASETS
 
-ARCHIVE = Path(__file__).resolve().parents[1] / "data" / "web" / "eng-web_usfm.zip"
+ARCHIVE = DATASETS["web_usfm"].bundled_path
 
 
 def main() -> None:

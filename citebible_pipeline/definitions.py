@@ -5,12 +5,20 @@ from __future__ import annotations
 from dagster import Definitions
 
 from citebible_pipeline.bible.assets import bible_assets, bible_checks
-from citebible_pipeline.embeddings.assets import EmbedderResource, embedding_assets, embedding_checks
-from citebible_pipeline.gold.assets import gold_assets, gold_checks
+from citebible_pipeline.embeddings.assets import (
+    EmbedderResource,
+    embedding_assets,
+    embedding_checks,
+)
 from citebible_pipeline.genre.assets import genre_assets, genre_checks
+from citebible_pipeline.gold.assets import gold_assets, gold_checks
 from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
 from citebible_pipeline.resources import PostgresResource, SourcesResource
-from citebible_pipeline.schedules import build_all_job, openbible_refresh_job, weekly_openbible_refresh
+from citebible_pipeline.schedules import (
+    build_all_job,
+    openbible_refresh_job,
+    weekly_openbible_refresh,
+)
 from citebible_pipeline.sources.assets import archive_assets
 
 defs = Definitions(

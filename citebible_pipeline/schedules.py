@@ -3,7 +3,12 @@ assets and everything downstream of them."""
 
 import os
 
-from dagster import AssetSelection, DefaultScheduleStatus, ScheduleDefinition, define_asset_job
+from dagster import (
+    AssetSelection,
+    DefaultScheduleStatus,
+    ScheduleDefinition,
+    define_asset_job,
+)
 
 REFRESH_SWITCH = "CITEBIBLE_WEEKLY_REFRESH"  # "on" starts the schedule RUNNING; otherwise it is STOPPED
 

@@ -14,8 +14,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from citebible_pipeline.db import apply_migrations
 from citebible_pipeline.db.embedded import ensure_server
+from citebible_pipeline.sources.datasets import DATASETS
 
-REPO = Path(__file__).resolve().parents[1]
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 _counter = itertools.count()
 
@@ -71,7 +71,7 @@ def corpus_db(pg_server, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="session")
 def bundled_web_zip() -> Path:
-    return REPO / "data" / "web" / "eng-web_usfm.zip"
+    return DATASETS["web_usfm"].bundled_path
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +79,11 @@ def embedded_db(corpus_db) -> dict:
     """corpus_db plus genres and the real MiniLM passage embeddings (about 6 minutes on 2 cores)."""
     from dagster import materialize
 
-    from citebible_pipeline.embeddings.assets import EmbedderResource, embedding_assets, embedding_checks
+    from citebible_pipeline.embeddings.assets import (
+        EmbedderResource,
+        embedding_assets,
+        embedding_checks,
+    )
     from citebible_pipeline.genre.assets import genre_assets, genre_checks
 
     resources = {**corpus_db["resources"], "embedder": EmbedderResource()}

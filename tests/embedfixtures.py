@@ -9,12 +9,20 @@ from psycopg import sql
 
 from citebible_pipeline.bible.assets import BOOK_COLUMNS, BOOK_TYPES
 from citebible_pipeline.bible.canon import books
-from citebible_pipeline.bible.corpus import CHAPTER_COLUMNS, CHAPTER_TYPES, VERSE_COLUMNS, VERSE_TYPES, build_chapters, build_verses
+from citebible_pipeline.bible.corpus import (
+    CHAPTER_COLUMNS,
+    CHAPTER_TYPES,
+    VERSE_COLUMNS,
+    VERSE_TYPES,
+    build_chapters,
+    build_verses,
+)
 from citebible_pipeline.db import connect
 from citebible_pipeline.db.load import replace_rows
 from citebible_pipeline.genre.tagger import VerseFeatures, tag_verses
+from citebible_pipeline.sources.datasets import DATASETS
 
-ARCHIVE = Path(__file__).resolve().parents[1] / "data" / "web" / "eng-web_usfm.zip"
+ARCHIVE = DATASETS["web_usfm"].bundled_path
 SUBSET = {("RUT", None), ("JUD", None), ("PSA", 119), ("PSA", 23), ("JHN", 11)}
 
 

@@ -6,7 +6,11 @@ import pytest
 from citebible_pipeline.db import connect
 from citebible_pipeline.embeddings.build import build_passage_embeddings
 from citebible_pipeline.embeddings.documents import fit_windows
-from citebible_pipeline.embeddings.embedder import Embedder, SpaceMismatchError, check_space
+from citebible_pipeline.embeddings.embedder import (
+    Embedder,
+    SpaceMismatchError,
+    check_space,
+)
 from citebible_pipeline.embeddings.prefixes import prefixes_for
 from citebible_pipeline.embeddings.store import active_space, dense_search
 from tests.embedfixtures import build_tiny_model, load_subset
@@ -59,8 +63,8 @@ def test_fit_windows_keeps_whole_verses_in_order():
 
 
 def test_long_real_chapter_is_windowed_within_the_budget(minilm):
-    from tests.embedfixtures import ARCHIVE
     from citebible_pipeline.bible.corpus import build_verses
+    from tests.embedfixtures import ARCHIVE
 
     ps119 = [v.text for v in build_verses(ARCHIVE) if v.book.usfm == "PSA" and v.chapter == 119]
     budget = minilm.window_budget()

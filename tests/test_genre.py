@@ -8,10 +8,17 @@ from pathlib import Path
 import pytest
 
 from citebible_pipeline.bible.corpus import build_verses
-from citebible_pipeline.genre.tagger import GENRES, VerseFeatures, load_overrides, tag_verses, validate_boosts
+from citebible_pipeline.genre.tagger import (
+    GENRES,
+    VerseFeatures,
+    load_overrides,
+    tag_verses,
+    validate_boosts,
+)
+from citebible_pipeline.sources.datasets import DATASETS
 
 SAMPLE = Path(__file__).parent / "data" / "genre_sample.csv"
-ARCHIVE = Path(__file__).resolve().parents[1] / "data" / "web" / "eng-web_usfm.zip"
+ARCHIVE = DATASETS["web_usfm"].bundled_path
 
 
 @cache

@@ -9,7 +9,15 @@ import pytest
 from citebible_pipeline.db import connect
 from citebible_pipeline.gold.access import eval_queries, training_topic_passages
 from citebible_pipeline.gold.build import build_gold, grade, load_curated
-from citebible_pipeline.gold.metrics import Passage, Result, abstention_correct, hit_at, mrr_at, ndcg_at, recall_at
+from citebible_pipeline.gold.metrics import (
+    Passage,
+    Result,
+    abstention_correct,
+    hit_at,
+    mrr_at,
+    ndcg_at,
+    recall_at,
+)
 from citebible_pipeline.gold.split import side, split_key
 from citebible_pipeline.openbible.load import topic_id
 

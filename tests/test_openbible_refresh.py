@@ -5,9 +5,7 @@ import io
 import threading
 import zipfile
 from itertools import islice
-from pathlib import Path
 
-import pytest
 from dagster import materialize
 
 from citebible_pipeline.db import connect
@@ -15,9 +13,10 @@ from citebible_pipeline.openbible.assets import cross_references
 from citebible_pipeline.openbible.load import gated_replace
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources.assets import openbible_cross_refs_archive
+from citebible_pipeline.sources.datasets import DATASETS
 from tests.httpfixture import ScriptedServer
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "openbible" / "cross-references.zip"
+REAL = DATASETS["openbible_cross_refs"].bundled_path
 
 
 def real_lines(n: int, skip: int = 0) -> list[str]:

@@ -1,7 +1,11 @@
 import pytest
 
 from citebible_pipeline.bible.canon import books, find_book, protestant_books
-from citebible_pipeline.bible.references import ReferenceError, format_id, parse_reference
+from citebible_pipeline.bible.references import (
+    ReferenceError,
+    format_id,
+    parse_reference,
+)
 
 
 @pytest.mark.parametrize(

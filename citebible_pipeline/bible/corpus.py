@@ -5,13 +5,24 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Iterable, Iterator
-from itertools import groupby
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
-from citebible_pipeline.bible.canon import PROTESTANT_BOOKS, Book, by_order, by_usfm, verse_id
+from citebible_pipeline.bible.canon import (
+    PROTESTANT_BOOKS,
+    Book,
+    by_order,
+    by_usfm,
+    verse_id,
+)
 from citebible_pipeline.bible.references import format_id, format_range
-from citebible_pipeline.bible.usfm import ParsedVerse, UsfmError, decode_usfm, parse_usfm
+from citebible_pipeline.bible.usfm import (
+    ParsedVerse,
+    UsfmError,
+    decode_usfm,
+    parse_usfm,
+)
 
 _FILE = re.compile(r"(?:^|/)\d+-([0-9A-Z]{3})[a-z-]*\.usfm$")
 TRANSLATION = "web"

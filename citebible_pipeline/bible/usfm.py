@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-
 log = logging.getLogger(__name__)
 
 

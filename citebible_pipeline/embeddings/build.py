@@ -10,9 +10,20 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 
-from citebible_pipeline.embeddings.documents import PassageDoc, VerseInput, build_documents, content_hash
+from citebible_pipeline.embeddings.documents import (
+    PassageDoc,
+    VerseInput,
+    build_documents,
+    content_hash,
+)
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.embeddings.store import activate, ensure_indexes, ensure_space, existing_hashes, write_passages
+from citebible_pipeline.embeddings.store import (
+    activate,
+    ensure_indexes,
+    ensure_space,
+    existing_hashes,
+    write_passages,
+)
 
 log = logging.getLogger(__name__)
 

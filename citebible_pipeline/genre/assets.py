@@ -2,13 +2,27 @@
 
 import time
 
-from dagster import AssetCheckResult, AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 from psycopg import sql
 from pydantic import Field
 
 from citebible_pipeline.bible.assets import web_verses
 from citebible_pipeline.db.load import replace_rows
-from citebible_pipeline.genre.tagger import DEFAULT_BOOSTS, GENRES, VerseFeatures, tag_verses, validate_boosts
+from citebible_pipeline.genre.tagger import (
+    DEFAULT_BOOSTS,
+    GENRES,
+    VerseFeatures,
+    tag_verses,
+    validate_boosts,
+)
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 

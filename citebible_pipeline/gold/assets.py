@@ -1,6 +1,14 @@
 """Dagster wiring: the gold set and the retrieval evaluation recorded on every build."""
 
-from dagster import AssetCheckResult, AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset, asset_check
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.gold.build import build_gold

@@ -107,7 +107,6 @@ def build_gold(conn: psycopg.Connection) -> GoldStats:
     with conn.transaction():
         replace_rows(conn, "topic_splits", ("topic_id", "split_key", "split"), ("bigint", "text", "text"),
                      ((tid, k, s) for tid, (k, s) in splits.items()))
-        conn.execute("DELETE FROM gold_passages")
         replace_rows(conn, "gold_queries", ("query_id", "source", "kind", "split", "query", "expect_abstain", "rationale"),
                      ("text", "text", "text", "text", "text", "boolean", "text"), queries)
         replace_rows(conn, "gold_passages", ("query_id", "start_id", "end_id", "grade"),

@@ -13,7 +13,13 @@ import psycopg
 
 from citebible_pipeline.db.load import copy_rows
 from citebible_pipeline.gold.access import QUERY_SETS, eval_queries
-from citebible_pipeline.gold.metrics import abstention_correct, hit_at, mrr_at, ndcg_at, recall_at
+from citebible_pipeline.gold.metrics import (
+    abstention_correct,
+    hit_at,
+    mrr_at,
+    ndcg_at,
+    recall_at,
+)
 from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, Retrieved
 
 log = logging.getLogger(__name__)

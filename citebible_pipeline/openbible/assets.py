@@ -2,15 +2,26 @@
 
 import time
 
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
 from psycopg import sql
-
-from dagster import AssetCheckResult, AssetExecutionContext, MaterializeResult, MetadataValue, asset, asset_check
 
 from citebible_pipeline.bible.assets import web_verses
 from citebible_pipeline.bible.references import format_id
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.openbible.load import gated_replace, topic_id
-from citebible_pipeline.openbible.parse import ParseReport, parse_cross_refs, parse_topic_scores, parse_topic_votes
+from citebible_pipeline.openbible.parse import (
+    ParseReport,
+    parse_cross_refs,
+    parse_topic_scores,
+    parse_topic_votes,
+)
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources import open_text_member
 from citebible_pipeline.sources.assets import (

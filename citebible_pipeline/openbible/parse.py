@@ -17,7 +17,7 @@ Rules (documented in README, tested):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -133,108 +133,90 @@ def _int(text: str, what: str) -> int:
         raise ValueError(f"{what} is not an integer: {text!r}") from None
 
 
-def parse_cross_refs(lines: Iterable[str], source: str) -> tuple[dict[tuple[int, int, int], int], ParseReport]:
-    """{(from id, to start, to end): votes}, report."""
+def _parse_rows(lines: Iterable[str], header: tuple[str, ...], ncols: int, source: str,
+                parse_row: Callable[[list[str]], tuple[tuple, int, bool, bool]],
+                merge: Callable[[int, int], int]) -> tuple[dict[tuple, int], ParseReport]:
+    """The loop every export shares: header check, counted rejects, merged duplicate keys.
+
+    `parse_row(columns)` returns (key, value, remapped?, crosses books?) or raises ValueError/ReferenceError.
+    """
     it = iter(lines)
-    _check_header(next(it, ""), CROSS_REFS_HEADER, source)
+    _check_header(next(it, ""), header, source)
     rep = ParseReport(source)
-    rows: dict[tuple[int, int, int], int] = {}
+    rows: dict[tuple, int] = {}
     for n, line in enumerate(it, start=2):
         if not line.strip():
             continue
         rep.lines += 1
         parts = line.rstrip("\r\n").split("\t")
         try:
-            if len(parts) != 3:
-                raise ValueError(f"expected 3 columns, found {len(parts)}")
-            src, r0 = osis_verse(parts[0])
-            start, end, r1, cross = osis_range(parts[1])
-            votes = _int(parts[2], "votes")
+            if len(parts) != ncols:
+                raise ValueError(f"expected {ncols} columns, found {len(parts)}")
+            key, value, remapped, cross = parse_row(parts)
         except (ValueError, ReferenceError) as exc:
             rep.rejects.append(Reject(n, str(exc), line.strip()[:200]))
             continue
-        rep.remapped += r0 or r1
+        rep.remapped += remapped
         rep.cross_book_ranges += cross
-        key = (src, start, end)
         if key in rows:
             rep.merged += 1
-            rows[key] += votes
+            rows[key] = merge(rows[key], value)
         else:
-            rows[key] = votes
+            rows[key] = value
     return rows, rep
+
+
+def _sum(a: int, b: int) -> int:
+    return a + b
+
+
+def parse_cross_refs(lines: Iterable[str], source: str) -> tuple[dict[tuple[int, int, int], int], ParseReport]:
+    """{(from id, to start, to end): votes}, report."""
+
+    def row(parts: list[str]) -> tuple[tuple, int, bool, bool]:
+        src, r0 = osis_verse(parts[0])
+        start, end, r1, cross = osis_range(parts[1])
+        return (src, start, end), _int(parts[2], "votes"), r0 or r1, cross
+
+    return _parse_rows(lines, CROSS_REFS_HEADER, 3, source, row, _sum)
 
 
 def normalize_topic(name: str) -> str:
     return " ".join(name.lower().split())
 
 
+def _topic(name: str, names: dict[str, str]) -> str:
+    topic = normalize_topic(name)
+    if not topic:
+        raise ValueError("empty topic")
+    names.setdefault(topic, name.strip())
+    return topic
+
+
 def parse_topic_votes(lines: Iterable[str], source: str) -> tuple[dict[tuple[str, int, int], int], dict[str, str], ParseReport]:
     """{(topic, start, end): votes}, {normalized: display name}, report."""
-    it = iter(lines)
-    _check_header(next(it, ""), TOPIC_VOTES_HEADER, source)
-    rep = ParseReport(source)
-    rows: dict[tuple[str, int, int], int] = {}
     names: dict[str, str] = {}
-    for n, line in enumerate(it, start=2):
-        if not line.strip():
-            continue
-        rep.lines += 1
-        parts = line.rstrip("\r\n").split("\t")
-        try:
-            if len(parts) != 4:
-                raise ValueError(f"expected 4 columns, found {len(parts)}")
-            topic = normalize_topic(parts[0])
-            if not topic:
-                raise ValueError("empty topic")
-            start, r1 = id_verse(parts[1])
-            end, r2 = id_verse(parts[2]) if parts[2] else (start, False)
-            if parts[2]:
-                end = _range_end(start, end, r2, split_id(int(parts[2])), f"{parts[1]}-{parts[2]}")
-            votes = _int(parts[3], "votes")
-        except (ValueError, ReferenceError) as exc:
-            rep.rejects.append(Reject(n, str(exc), line.strip()[:200]))
-            continue
-        rep.remapped += r1 or r2
-        names.setdefault(topic, parts[0].strip())
-        key = (topic, start, end)
-        if key in rows:
-            rep.merged += 1
-            rows[key] += votes
-        else:
-            rows[key] = votes
+
+    def row(parts: list[str]) -> tuple[tuple, int, bool, bool]:
+        start, r1 = id_verse(parts[1])
+        end, r2 = id_verse(parts[2]) if parts[2] else (start, False)
+        if parts[2]:
+            end = _range_end(start, end, r2, split_id(int(parts[2])), f"{parts[1]}-{parts[2]}")
+        votes = _int(parts[3], "votes")
+        return (_topic(parts[0], names), start, end), votes, r1 or r2, split_id(start)[0] != split_id(end)[0]
+
+    rows, rep = _parse_rows(lines, TOPIC_VOTES_HEADER, 4, source, row, _sum)
     return rows, names, rep
 
 
 def parse_topic_scores(lines: Iterable[str], source: str) -> tuple[dict[tuple[str, int, int], int], dict[str, str], ParseReport]:
     """{(topic, start, end): quality score 2-100}, {normalized: display name}, report."""
-    it = iter(lines)
-    _check_header(next(it, ""), TOPIC_SCORES_HEADER, source)
-    rep = ParseReport(source)
-    rows: dict[tuple[str, int, int], int] = {}
     names: dict[str, str] = {}
-    for n, line in enumerate(it, start=2):
-        if not line.strip():
-            continue
-        rep.lines += 1
-        parts = line.rstrip("\r\n").split("\t")
-        try:
-            if len(parts) != 3:
-                raise ValueError(f"expected 3 columns, found {len(parts)}")
-            topic = normalize_topic(parts[0])
-            if not topic:
-                raise ValueError("empty topic")
-            start, end, remapped, cross = osis_range(parts[1])
-            score = _int(parts[2], "score")
-        except (ValueError, ReferenceError) as exc:
-            rep.rejects.append(Reject(n, str(exc), line.strip()[:200]))
-            continue
-        rep.remapped += remapped
-        rep.cross_book_ranges += cross
-        names.setdefault(topic, parts[0].strip())
-        key = (topic, start, end)
-        if key in rows:
-            rep.merged += 1
-            rows[key] = max(rows[key], score)
-        else:
-            rows[key] = score
+
+    def row(parts: list[str]) -> tuple[tuple, int, bool, bool]:
+        start, end, remapped, cross = osis_range(parts[1])
+        score = _int(parts[2], "score")
+        return (_topic(parts[0], names), start, end), score, remapped, cross
+
+    rows, rep = _parse_rows(lines, TOPIC_SCORES_HEADER, 3, source, row, max)
     return rows, names, rep

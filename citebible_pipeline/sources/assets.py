@@ -1,7 +1,13 @@
 """Source archive assets: fetch each dataset into the cache and record where it came from."""
 
 
-from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetExecutionContext,
+    AssetsDefinition,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 
 from citebible_pipeline.resources import SourcesResource
 from citebible_pipeline.sources.datasets import DATASETS

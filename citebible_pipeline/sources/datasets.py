@@ -27,8 +27,12 @@ class Dataset:
     licence: str
 
     @property
+    def bundled_path(self) -> Path:
+        return (data_dir() / self.bundled).resolve()
+
+    @property
     def bundled_url(self) -> str:
-        return (data_dir() / self.bundled).resolve().as_uri()
+        return self.bundled_path.as_uri()
 
 
 DATASETS: dict[str, Dataset] = {
