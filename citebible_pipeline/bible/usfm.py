@@ -61,7 +61,6 @@ INLINE_MARKERS = {
     "sig", "ord", "f", "fe", "x", "fr", "ft", "fq", "fqa", "fk", "fl", "fv", "fp", "fw", "xo", "xt",
     "xq", "xta", "xk",
 }
-KNOWN_LINE_MARKERS = HEADER_MARKERS | POETRY_MARKERS | PARAGRAPH_MARKERS | {"c", "v", "d", "cp"}
 
 _LINE_HEAD = re.compile(r"\\([a-z]+[0-9]*)(?:\s+|$)")
 _VERSE = re.compile(r"\\v\s+(\d+)(?:-(\d+))?[a-z]?\s?")
