@@ -1,7 +1,6 @@
 """Dagster resources: the database and the source cache. Heavy state lives outside the frozen models."""
 
 
-import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -47,8 +46,8 @@ class SourcesResource(ConfigurableResource):
         return base / name  # format is sniffed on read (zip, gzip or plain text)
 
     def fetch(self, name: str) -> FetchResult:
-        live = self.use_live or os.environ.get("CITEBIBLE_SOURCES", "").lower() == "live"
-        url, sha = resolve_url(name, use_live=live)
+        # None lets resolve_url apply CITEBIBLE_SOURCES, the one place that reads it
+        url, sha = resolve_url(name, use_live=True if self.use_live else None)
         return fetch(url, self.cache_path(name), sha)
 
     def cached(self, name: str) -> Path:

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from psycopg import sql
-
-from citebible_pipeline.bible.assets import BOOK_COLUMNS, BOOK_TYPES
-from citebible_pipeline.bible.canon import books
-from citebible_pipeline.bible.corpus import (
-    CHAPTER_COLUMNS,
-    CHAPTER_TYPES,
-    VERSE_COLUMNS,
-    VERSE_TYPES,
-    build_chapters,
-    build_verses,
-)
+from citebible_pipeline.bible.corpus import build_chapters, build_verses
+from citebible_pipeline.bible.store import write_books, write_chapters, write_verses
 from citebible_pipeline.db import connect
-from citebible_pipeline.db.load import replace_rows
-from citebible_pipeline.genre.tagger import VerseFeatures, tag_verses
+from citebible_pipeline.genre.tagger import (
+    DEFAULT_BOOSTS,
+    VerseFeatures,
+    tag_verses,
+    write_genres,
+)
 from citebible_pipeline.sources.datasets import DATASETS
 
 ARCHIVE = DATASETS["web_usfm"].bundled_path
@@ -50,12 +44,9 @@ def load_subset(url: str, subset=SUBSET) -> int:
     rows = [v for v in build_verses(ARCHIVE) if (v.book.usfm, None) in subset or (v.book.usfm, v.chapter) in subset]
     chapters = build_chapters((v.book.order, v.chapter, v.verse, v.verse_end, v.text) for v in rows)
     tags = tag_verses(VerseFeatures(v.id, v.text, v.is_poetry, v.words_of_jesus) for v in rows)
-    web = (sql.SQL("translation = %s"), ("web",))
     with connect(url) as conn:
-        replace_rows(conn, "books", BOOK_COLUMNS, BOOK_TYPES, (
-            (b.order, b.usfm, b.osis, b.name, b.testament, b.genre, b.chapters, b.verse_count) for b in books()))
-        replace_rows(conn, "verses", VERSE_COLUMNS, VERSE_TYPES, (r.as_tuple() for r in rows), *web)
-        replace_rows(conn, "chapters", CHAPTER_COLUMNS, CHAPTER_TYPES, (c.as_tuple() for c in chapters), *web)
-        replace_rows(conn, "verse_genres", ("translation", "id", "genre", "genre_source"),
-                     ("text", "integer", "text", "text"), (("web", t.id, t.genre, t.source) for t in tags), *web)
+        write_books(conn)
+        write_verses(conn, rows)
+        write_chapters(conn, chapters)
+        write_genres(conn, tags, DEFAULT_BOOSTS)
     return len(rows)

@@ -13,18 +13,9 @@ from dagster import (
     asset,
     asset_check,
 )
-from psycopg import sql
 
-from citebible_pipeline.bible.canon import books
-from citebible_pipeline.bible.corpus import (
-    CHAPTER_COLUMNS,
-    CHAPTER_TYPES,
-    VERSE_COLUMNS,
-    VERSE_TYPES,
-    build_chapters,
-    build_verses,
-)
-from citebible_pipeline.db.load import replace_rows
+from citebible_pipeline.bible.corpus import build_chapters, build_verses
+from citebible_pipeline.bible.store import write_books, write_chapters, write_verses
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources.assets import web_usfm_archive
@@ -32,8 +23,6 @@ from citebible_pipeline.sources.assets import web_usfm_archive
 EXPECTED_VERSES = 31_103
 EXPECTED_CHAPTERS = 1_189
 FOOTNOTE_ONLY = {"Luke 17:36", "Acts 8:37", "Acts 15:34", "Acts 24:7", "Romans 16:25"}
-BOOK_COLUMNS = ("book_order", "usfm", "osis", "name", "testament", "default_genre", "chapter_count", "verse_count")
-BOOK_TYPES = ("smallint", "text", "text", "text", "text", "text", "smallint", "integer")
 
 
 class CorpusConfig(Config):
@@ -56,10 +45,8 @@ def web_verses(
     parsed_s = time.perf_counter() - started
     context.log.info(f"parsed {len(rows):,} verses in {parsed_s:.2f}s")
     with postgres.connect() as conn:
-        replace_rows(conn, "books", BOOK_COLUMNS, BOOK_TYPES, (
-            (b.order, b.usfm, b.osis, b.name, b.testament, b.genre, b.chapters, b.verse_count) for b in books()))
-        stats = replace_rows(conn, "verses", VERSE_COLUMNS, VERSE_TYPES, (r.as_tuple() for r in rows),
-                             sql.SQL("translation = %s"), ("web",))
+        write_books(conn)
+        stats = write_verses(conn, rows)
     sample = [r for r in rows if r.ref in ("Genesis 1:1", "Psalm 34:18", "John 11:35", "Romans 8:28")]
     return MaterializeResult(
         metadata={
@@ -88,8 +75,7 @@ def web_chapters(context: AssetExecutionContext, postgres: PostgresResource) -> 
             "SELECT book_order, chapter, verse, verse_end, text FROM verses WHERE translation = 'web' ORDER BY id"
         ).fetchall()
         chapters = build_chapters(verses)
-        stats = replace_rows(conn, "chapters", CHAPTER_COLUMNS, CHAPTER_TYPES, (c.as_tuple() for c in chapters),
-                             sql.SQL("translation = %s"), ("web",))
+        stats = write_chapters(conn, chapters)
     longest = sorted(chapters, key=lambda c: len(c.text), reverse=True)[:5]
     context.log.info(f"built {len(chapters):,} chapters from {len(verses):,} verses")
     return MaterializeResult(

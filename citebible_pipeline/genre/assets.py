@@ -11,17 +11,16 @@ from dagster import (
     asset,
     asset_check,
 )
-from psycopg import sql
 from pydantic import Field
 
 from citebible_pipeline.bible.assets import web_verses
-from citebible_pipeline.db.load import replace_rows
 from citebible_pipeline.genre.tagger import (
     DEFAULT_BOOSTS,
     GENRES,
     VerseFeatures,
     tag_verses,
     validate_boosts,
+    write_genres,
 )
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
@@ -47,11 +46,7 @@ def verse_genres(context: AssetExecutionContext, config: GenreConfig, postgres: 
             "SELECT id, text, is_poetry, words_of_jesus FROM verses WHERE translation = 'web' ORDER BY id"
         ).fetchall()
         tags = tag_verses(VerseFeatures(*r) for r in rows)
-        with conn.transaction():
-            replace_rows(conn, "genre_boosts", ("genre", "weight"), ("text", "real"), sorted(boosts.items()))
-            replace_rows(conn, "verse_genres", ("translation", "id", "genre", "genre_source"),
-                         ("text", "integer", "text", "text"), (("web", t.id, t.genre, t.source) for t in tags),
-                         sql.SQL("translation = %s"), ("web",))
+        write_genres(conn, tags, boosts)
     counts = {g: 0 for g in GENRES}
     sources: dict[str, int] = {}
     for t in tags:

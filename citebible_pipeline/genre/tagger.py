@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from psycopg import sql
+
 from citebible_pipeline.bible.canon import by_order, split_id
 from citebible_pipeline.bible.references import parse_reference
+from citebible_pipeline.db.load import replace_rows
 
 GENRES = (
     "psalm", "wisdom", "poetry", "prophecy", "apocalyptic", "gospel_narrative", "gospel_teaching", "epistle",
@@ -118,6 +121,15 @@ def tag_verse(v: VerseFeatures, index: _RangeIndex | None = None) -> GenreTag:
 def tag_verses(verses: Iterable[VerseFeatures], overrides: list[Override] | None = None) -> list[GenreTag]:
     index = _RangeIndex(overrides) if overrides is not None else _default_index()
     return [tag_verse(v, index) for v in verses]
+
+
+def write_genres(conn, tags: Iterable[GenreTag], boosts: Mapping[str, float]) -> None:
+    """Replace the boost table and the web translation's tags together, in one transaction."""
+    with conn.transaction():
+        replace_rows(conn, "genre_boosts", ("genre", "weight"), ("text", "real"), sorted(boosts.items()))
+        replace_rows(conn, "verse_genres", ("translation", "id", "genre", "genre_source"),
+                     ("text", "integer", "text", "text"), (("web", t.id, t.genre, t.source) for t in tags),
+                     sql.SQL("translation = %s"), ("web",))
 
 
 def validate_boosts(boosts: Mapping[str, float]) -> dict[str, float]:
