@@ -4,8 +4,11 @@ BIN := $(VENV)/bin
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+export TQDM_DISABLE := 1
+# The console shows progress at INFO; every DEBUG event stays in the UI's run log.
+QUIET := --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
 
-.PHONY: install run test test-fast dev validate stop bench clean
+.PHONY: install run test test-fast dev serve validate stop bench clean
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -18,7 +21,7 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 run: install
-	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select '*'
+	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select '*' $(QUIET)
 	$(BIN)/citebible summary
 
 test: install
@@ -30,6 +33,9 @@ test-fast: install
 dev: install
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
+serve: install
+	$(BIN)/citebible serve --host 127.0.0.1 --port 8000
+
 validate: install
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
@@ -39,6 +45,8 @@ stop: install
 bench: install
 	$(BIN)/python benchmarks/bench_usfm.py
 	$(BIN)/python benchmarks/bench_embeddings.py
+	$(BIN)/python benchmarks/bench_query.py
+	$(BIN)/python -m benchmarks.bench_api
 
 clean:
 	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules

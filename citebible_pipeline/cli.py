@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 
@@ -47,15 +48,42 @@ def _verse(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from citebible_pipeline.db import connect
     from citebible_pipeline.embeddings.embedder import Embedder
-    from citebible_pipeline.gold.evaluate import evaluate, format_table, record
+    from citebible_pipeline.gold.evaluate import evaluate_all, format_table, record
+    from citebible_pipeline.query import Engine
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
+    emb = Embedder()
+    engine = Engine(embedder=emb, llm=None)
     with connect() as conn:
-        rows = evaluate(RetrievalContext(conn, Embedder()), limit=args.limit)
+        rows = evaluate_all(RetrievalContext(conn, emb), engine, limit=args.limit,
+                            ablation_limit=None if args.all else args.ablation_sample)
         run_id = record(conn, rows) if args.record else None
     print(format_table(rows))
     if run_id:
         print(f"\nrecorded as eval run {run_id}")
+    return 0
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from citebible_pipeline.query import Engine, QueryValidationError
+    from citebible_pipeline.query.render import render_text
+
+    engine = Engine()
+    try:
+        resp = engine.search(" ".join(args.query), k=args.k)
+    except QueryValidationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(resp.model_dump_json(indent=2) if args.json else render_text(resp))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from citebible_pipeline.api.app import create_app
+
+    uvicorn.run(create_app(), host=args.host, port=args.port, log_level="info")
     return 0
 
 
@@ -67,6 +95,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("psycopg.pool").setLevel(logging.CRITICAL)  # its reconnect warnings repeat what we say once
     parser = argparse.ArgumentParser(prog="citebible", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     db = sub.add_parser("db", help="database: url (starts the embedded server if needed), migrate, stop")
@@ -78,11 +107,35 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("eval", help="run every retrieval variant on the held-out gold set and print the table")
     e.add_argument("--limit", type=int, default=None, help="at most this many queries per set")
     e.add_argument("--record", action="store_true", help="also store the results in eval_results")
+    e.add_argument("--all", action="store_true", help="run the ablation rows on every held-out topic too")
+    e.add_argument("--ablation-sample", type=int, default=300, help="held-out topics for the ablation rows")
+    a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')
+    a.add_argument("query", nargs="+")
+    a.add_argument("-k", type=int, default=5, help="results to show (1-50)")
+    a.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
+    a.set_defaults(func=_ask)
     e.set_defaults(func=_eval)
+    sv = sub.add_parser("serve", help="the HTTP API and reading page (http://HOST:PORT/)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.set_defaults(func=_serve)
     s = sub.add_parser("summary", help="what the last build produced, and a sample answer")
     s.set_defaults(func=_summary)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except Exception as exc:  # a database that is down is one clear line, not a traceback
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if not isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
+            raise
+        from citebible_pipeline.db.connection import URL_ENV_VARS, describe_url
+
+        url = next((os.environ[v] for v in URL_ENV_VARS if os.environ.get(v)), "")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"error: cannot reach the {describe_url(url) if url else 'embedded database'}: {first}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

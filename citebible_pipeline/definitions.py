@@ -20,10 +20,12 @@ from citebible_pipeline.schedules import (
     weekly_openbible_refresh,
 )
 from citebible_pipeline.sources.assets import archive_assets
+from citebible_pipeline.themes.assets import theme_assets, theme_checks
 
 defs = Definitions(
-    assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets, *gold_assets],
-    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks],
+    assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets, *gold_assets,
+            *theme_assets],
+    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks, *theme_checks],
     jobs=[build_all_job, openbible_refresh_job],
     schedules=[weekly_openbible_refresh],
     resources={"postgres": PostgresResource(), "sources": SourcesResource(), "embedder": EmbedderResource()},

@@ -5,12 +5,15 @@ from __future__ import annotations
 from psycopg import sql
 
 from citebible_pipeline.db import connect
+from citebible_pipeline.gold.access import QUERY_SETS
+from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
 
 TABLES = (
     "books", "verses", "chapters", "verse_genres", "genre_boosts", "passage_embeddings", "cross_references",
-    "topics", "topic_verses", "gold_queries", "gold_passages", "eval_results",
+    "topics", "topic_verses", "gold_queries", "gold_passages", "query_themes", "theme_passages", "abstention_floors",
+    "eval_results",
 )
-SAMPLE_QUERY = "Jesus wept"
+SAMPLE_QUERY = "My mother is dying and I'm angry at God"
 
 
 def table_counts(conn) -> dict[str, int | None]:
@@ -28,31 +31,24 @@ def print_summary() -> int:
         for t, n in counts.items():
             print(f"  {t:<20} {'(missing)' if n is None else f'{n:,} rows'}")
         latest = conn.execute(
-            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5 FROM eval_results"
-            " WHERE run_id = (SELECT run_id FROM eval_results ORDER BY run_at DESC LIMIT 1) ORDER BY query_set, variant"
+            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5, abstention_accuracy FROM eval_results"
+            " WHERE run_id = (SELECT run_id FROM eval_results ORDER BY run_at DESC LIMIT 1)"
+            " ORDER BY array_position(%s, query_set), array_position(%s, variant), variant",
+            (list(QUERY_SETS), list(VARIANT_ORDER)),
         ).fetchall() if counts.get("eval_results") else []
         if latest:
-            print("\nLatest retrieval_eval (baselines):")
-            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}")
-            for v, qs, n, r, nd, h in latest:
-                if r is not None:
-                    print(f"  {v:<11}{qs:<18}{n:>5}{r:>11.3f}{nd:>9.3f}{h:>7.3f}")
+            print("\nLatest retrieval_eval (ablation rows on a fixed sample of held-out topics, see n):")
+            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'abstain ok':>12}")
+            for v, qs, n, *m in latest:
+                cells = "".join(f"{'-' if x is None else f'{x:.3f}':>{w}}" for x, w in zip(m, (11, 9, 7, 12)))
+                print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
         row = conn.execute("SELECT ref, text FROM verses WHERE id = 19034018").fetchone()
         if row:
             print(f"\nLookup: {row[0]} — {row[1]}")
-        if counts.get("passage_embeddings"):
-            from citebible_pipeline.embeddings.embedder import Embedder
-            from citebible_pipeline.retrieval.baselines import (
-                RetrievalContext,
-                dense_raw,
-            )
+    if counts.get("abstention_floors"):
+        from citebible_pipeline.query import Engine
+        from citebible_pipeline.query.render import render_text
 
-            ctx = RetrievalContext(conn, Embedder())
-            hits = dense_raw(ctx, SAMPLE_QUERY).results[:3]
-            refs = conn.execute("SELECT id, ref, text FROM verses WHERE id = ANY(%s)", ([h.start for h in hits],)).fetchall()
-            by_id = {i: (r, t) for i, r, t in refs}
-            print(f"\nAsk (dense baseline): {SAMPLE_QUERY!r}")
-            for h in hits:
-                ref, text = by_id[h.start]
-                print(f"  {ref} — {text}")
+        print("\nAsk (the full pipeline, as `citebible ask`):")
+        print(render_text(Engine(llm=None).search(SAMPLE_QUERY)))
     return 0 if all(counts.values()) else 1

@@ -94,10 +94,12 @@ def embedded_db(corpus_db) -> dict:
 
 @pytest.fixture(scope="session")
 def full_db(embedded_db) -> dict:
-    """embedded_db plus the OpenBible imports, the gold set and one evaluation run: every asset."""
+    """embedded_db plus the OpenBible imports, the gold set, the query themes and floor, and one evaluation
+    run (on a sample of the held-out topics, to keep the suite fast): every asset."""
     from dagster import materialize
 
     from citebible_pipeline.gold.assets import gold_assets, gold_checks
+    from citebible_pipeline.themes.assets import theme_assets, theme_checks
     from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
     from citebible_pipeline.sources.assets import (
         openbible_cross_refs_archive,
@@ -106,7 +108,8 @@ def full_db(embedded_db) -> dict:
     )
 
     result = materialize([openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
-                          *openbible_assets, *openbible_checks, *gold_assets, *gold_checks],
-                         resources=embedded_db["resources"])
+                          *openbible_assets, *openbible_checks, *gold_assets, *gold_checks, *theme_assets, *theme_checks],
+                         resources=embedded_db["resources"],
+                         run_config={"ops": {"retrieval_eval": {"config": {"limit_per_set": 200, "ablation_sample": 100}}}})
     assert result.success
     return {**embedded_db, "full_result": result}

@@ -1,4 +1,4 @@
-"""A scripted local HTTP server (http.server in a thread) for fetcher and refresh tests."""
+"""A scripted local HTTP server (http.server in a thread) for fetcher, refresh and LLM-gateway tests."""
 
 from __future__ import annotations
 
@@ -18,10 +18,14 @@ class ScriptedServer:
     def __init__(self) -> None:
         self.routes: dict[str, list] = {}
         self.hits: dict[str, int] = defaultdict(int)
+        self.bodies: list[bytes] = []  # request bodies received (POST)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    server.bodies.append(self.rfile.read(length))
                 n = server.hits[self.path]
                 server.hits[self.path] += 1
                 script = server.routes.get(self.path, [(404, b"not found")])
@@ -41,6 +45,8 @@ class ScriptedServer:
                     pass
                 if "truncate" in resp:
                     self.close_connection = True
+
+            do_POST = do_GET  # noqa: N815 (a JSON API such as an LLM gateway)
 
             def log_message(self, *args):
                 pass

@@ -3,6 +3,7 @@
 import pytest
 
 from citebible_pipeline.db import connect
+from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +22,8 @@ def test_baseline_table_recorded(full_db):
     result = full_db["full_result"]
     meta = result.asset_materializations_for_node("retrieval_eval")[0].metadata
     table = meta["table"].value
-    assert "bm25" in table and "dense_raw" in table
-    for variant in ("bm25", "dense_raw"):
+    assert "bm25" in table and "dense_raw" in table and "full" in table
+    for variant in VARIANT_ORDER:
         for qs in ("heldout_topics", "curated_pastoral", "curated_study"):
             for m in ("recall_50", "ndcg_10", "hit_5"):
                 assert 0.0 <= meta[f"{variant}.{qs}.{m}"].value <= 1.0
@@ -31,7 +32,9 @@ def test_baseline_table_recorded(full_db):
     with connect(full_db["url"]) as conn:
         rows = conn.execute("SELECT variant, query_set, queries FROM eval_results WHERE run_id = %s",
                             (meta["run_id"].value,)).fetchall()
-    assert len(rows) == 8 and {r[0] for r in rows} == {"bm25", "dense_raw"}
+    assert {r[0] for r in rows} == set(VARIANT_ORDER) and len(rows) == 4 * len(VARIANT_ORDER)
+    assert {r[2] for r in rows if r[1] == "heldout_topics" and r[0] in ("bm25", "full")} == {200}
+    assert {r[2] for r in rows if r[1] == "heldout_topics" and r[0] == "+rewrite"} == {100}
 
 
 def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
@@ -41,4 +44,5 @@ def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
     assert main(["eval", "--limit", "5"]) == 0
     out = capsys.readouterr().out
     assert "variant" in out and "abstention_accuracy" in out
-    assert out.count("dense_raw") == 4 and out.count("bm25") == 4
+    for variant in VARIANT_ORDER:
+        assert sum(line.split()[0] == variant for line in out.splitlines() if line.strip()) == 4, variant

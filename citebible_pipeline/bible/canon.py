@@ -78,10 +78,9 @@ def protestant_books() -> tuple[Book, ...]:
 
 
 def by_order(order: int) -> Book:
-    try:
-        return books()[order - 1]
-    except IndexError:
-        raise KeyError(f"no book with order {order} (1-{len(books())})") from None
+    if not 1 <= order <= len(books()):  # order 0 must not wrap around to the last book
+        raise KeyError(f"no book with order {order} (1-{len(books())})")
+    return books()[order - 1]
 
 
 def by_usfm(code: str) -> Book:

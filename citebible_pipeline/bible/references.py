@@ -82,6 +82,39 @@ def parse_reference(text: str) -> Reference:
     return _make(book, c1, v1, c2, v2, text)
 
 
+_IN_TEXT = re.compile(
+    r"(?<![\w:])((?:[1-3]|I{1,3})\s?[A-Za-z]{2,}\.?|[A-Za-z]{2,}\.?(?:\s(?:of\s)?[A-Za-z]{3,})?)\s+"
+    r"(\d{1,3}(?:\s*[:.]\s*\d{1,3})?(?:\s*[-\u2013]\s*\d{1,3}(?:\s*[:.]\s*\d{1,3})?)?)(?![\w:])"
+)
+
+
+def looks_like_reference(text: str) -> bool:
+    """True when the whole text is shaped like a reference to a known book ("John 99:1" is one, an
+    invalid one; "who won the world cup in 2018" is not), so a caller can report a bad reference
+    instead of searching for it."""
+    m = _HUMAN.match(text)
+    return bool(m) and find_book(m["book"]) is not None
+
+
+def find_references(text: str) -> list[Reference]:
+    """Valid references written inside free text ("what does Romans 8:28 mean?"), in order."""
+    out: list[Reference] = []
+    for m in _IN_TEXT.finditer(text):
+        book = m[1]
+        words = book.split()
+        # "Song of Songs 2", "1 Cor 13"; a leading ordinary word ("in John 3") is tried off
+        candidates = [book] + ([" ".join(words[1:])] if len(words) > 1 else [])
+        for cand in candidates:
+            if find_book(cand) is None:
+                continue
+            try:
+                out.append(parse_reference(f"{cand} {m[2]}"))
+            except ReferenceError:
+                pass
+            break
+    return out
+
+
 def parse_osis(text: str) -> Reference:
     """'Gen.1.1', 'Ps.23', 'Rom.1.19-Rom.1.20', 'Ps.33.6-Ps.33.9', 'Matt.5.3-7.29' (as OpenBible)."""
     head, _, tail = text.strip().partition("-")

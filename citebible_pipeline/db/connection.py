@@ -40,9 +40,24 @@ def connect(url: str | None = None, *, autocommit: bool = False, **kwargs) -> ps
     return conn
 
 
+def describe_url(url: str) -> str:
+    """Where a URL points, for error messages: host (or socket folder), port and database; never the password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        p = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "an unparsable database URL"
+    host = p.get("host") or "localhost"
+    where = f"socket {host}" if str(host).startswith("/") else f"host {host}:{p.get('port') or 5432}"
+    return f"database {p.get('dbname') or p.get('user') or 'postgres'!r} on {where}"
+
+
 @lru_cache(maxsize=4)
-def get_pool(url: str | None = None, min_size: int = 1, max_size: int = 4):
-    """A process-wide pool for long-lived callers (the query module, the API)."""
+def get_pool(url: str | None = None, min_size: int = 1, max_size: int = 4, timeout: float = 10.0):
+    """A process-wide pool for long-lived callers (the query module, the API). Connections are checked
+    when handed out, so after a database restart the pool reconnects by itself instead of failing."""
     from psycopg_pool import ConnectionPool
 
-    return ConnectionPool(url or database_url(), min_size=min_size, max_size=max_size, configure=register_types, open=True)
+    return ConnectionPool(url or database_url(), min_size=min_size, max_size=max_size, configure=register_types,
+                          check=ConnectionPool.check_connection, timeout=timeout, open=True)

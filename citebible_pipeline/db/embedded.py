@@ -36,10 +36,17 @@ def _get_server(pgdata: Path, cleanup_mode: str | None):
 
 
 def ensure_server(pgdata: Path | None = None, cleanup_mode: str | None = None) -> str:
-    """Start (or attach to) the embedded server and return its socket URL."""
+    """Start (or attach to) the embedded server and return its socket URL. A process whose server was
+    stopped under it (`citebible db stop`) starts it again: the wheel caches one handle per pgdata and
+    would otherwise hand back the stopped one."""
     pgdata = pgdata or pgdata_dir()
     started = time.perf_counter()
     server = _get_server(pgdata, cleanup_mode)
+    if server_pid(pgdata) is None:
+        with server._lock:  # the wheel's inter-process lock, as its own constructor takes it
+            server.ensure_postgres_running()
+            if os.getpid() not in server.global_process_id_list.get():
+                server.global_process_id_list.get_and_add(os.getpid())  # stop_server cleared the holders
     log.debug("embedded postgres at %s ready in %.2fs", pgdata, time.perf_counter() - started)
     return server.get_uri()
 

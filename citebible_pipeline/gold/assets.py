@@ -12,10 +12,11 @@ from dagster import (
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.gold.build import build_gold
-from citebible_pipeline.gold.evaluate import METRICS, evaluate, format_table, record
+from citebible_pipeline.gold.evaluate import ABLATION_SAMPLE, METRICS, evaluate_all, format_table, record
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.openbible.assets import topic_verses
 from citebible_pipeline.resources import PostgresResource
+from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.retrieval.baselines import RetrievalContext
 
 
@@ -59,21 +60,24 @@ def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
 
 class EvalConfig(Config):
     limit_per_set: int = 0  # 0: every query
+    ablation_sample: int = ABLATION_SAMPLE  # held-out topics for the ablation rows; 0: all of them
 
 
 @asset(
-    deps=[gold_set, passage_embeddings],
+    deps=[gold_set, passage_embeddings, "abstention_floor"],  # by key: themes.assets imports gold_set
     group_name="gold",
     kinds={"postgres"},
-    code_version="1",
+    code_version="2",
     description="Recall@50, nDCG@10, MRR@10, hit@5 and abstention accuracy of every registered retrieval "
     "variant on the held-out topics and the curated set, measured in one run.",
 )
 def retrieval_eval(context: AssetExecutionContext, config: EvalConfig, postgres: PostgresResource,
                    embedder: EmbedderResource) -> MaterializeResult:
     with postgres.connect() as conn:
-        ctx = RetrievalContext(conn, embedder.get())
-        rows = evaluate(ctx, limit=config.limit_per_set or None)
+        emb = embedder.get()
+        engine = Engine(postgres.resolved_url(), embedder=emb, llm=None)
+        ctx = RetrievalContext(conn, emb)
+        rows = evaluate_all(ctx, engine, limit=config.limit_per_set or None, ablation_limit=config.ablation_sample or None)
         run_id = record(conn, rows)
     table = format_table(rows)
     context.log.info("\n" + table)

@@ -72,6 +72,22 @@ def evaluate(
     return out
 
 
+ABLATION_SAMPLE = 300  # held-out topics for the ablation rows in a build; `citebible eval --all` runs all
+
+
+def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablation_limit: int | None = ABLATION_SAMPLE
+                 ) -> list[EvalRow]:
+    """Baselines and `full` on every query, the ablation rows on the first `ablation_limit` held-out
+    topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), one table."""
+    from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER, ablation_variants, full_variant
+
+    main = evaluate(ctx, {**VARIANTS, **full_variant(engine)}, limit=limit)
+    cap = min(x for x in (limit, ablation_limit) if x is not None) if (limit or ablation_limit) else None
+    ablations = evaluate(ctx, ablation_variants(engine), limit=cap)
+    sets = list(QUERY_SETS)
+    return sorted(main + ablations, key=lambda r: (sets.index(r.query_set), VARIANT_ORDER.index(r.variant)))
+
+
 def format_table(rows: Sequence[EvalRow]) -> str:
     head = f"{'variant':<12}{'query set':<18}{'n':>5}" + "".join(f"{m:>21}" if m == "abstention_accuracy" else f"{m:>11}" for m in METRICS)
     lines = [head, "-" * len(head)]

@@ -1,0 +1,98 @@
+"""Stage 1, analyze (pure): validate the text, find explicit references, read pastoral intent.
+
+Pastoral intent is a small lexical classifier, documented here so its mistakes can be traced:
+  score = 0.4 * (first-person voice) + 0.3 * min(2, distress words) + 0.2 * (a plea: help, why, can't)
+  pastoral when score >= 0.6, i.e. a first-person sentence with one distress word ("I'm terrified about
+  my surgery"), or two distress words without "I" ("grief and anger after a death").
+Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
+categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
+exhaustion, addiction, broken relationships, money trouble. A study query ("Paul's teaching on
+grace") has no first person and at most one such word, so it stays a study query.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from citebible_pipeline.bible.references import (
+    ReferenceError,
+    find_references,
+    looks_like_reference,
+    parse_reference,
+)
+from citebible_pipeline.query.models import MAX_QUERY_CHARS, Analysis, QueryValidationError
+
+FIRST_PERSON = {"i", "im", "i'm", "ive", "i've", "i'll", "id", "i'd", "me", "my", "mine", "myself", "we", "our", "us", "ours"}
+DISTRESS = (
+    "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
+    "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
+    "dying", "died", "dead", "death", "funeral", "passed away", "lost", "loss", "miscarr",
+    "sick", "ill", "cancer", "diagnos", "surgery", "hospital", "disease", "dementia", "chemo",
+    "guilt", "guilty", "ashamed", "shame", "regret", "forgive",
+    "angry", "anger", "furious", "rage", "hate", "bitter", "revenge", "resent",
+    "lonely", "alone", "abandon", "rejected", "nobody", "forsaken", "far away",
+    "depress", "hopeless", "despair", "worthless", "useless", "failure", "suicid", "give up", "empty",
+    "exhaust", "tired", "weary", "burned out", "burnt out", "overwhelm", "stress", "worn out",
+    "addict", "drinking", "drunk", "relapse", "porn",
+    "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
+    "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
+)
+PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
+_WORD = re.compile(r"[a-z][a-z']*")
+_OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
+_NT = re.compile(r"\b(new testament|gospels?|epistles?|apostle paul|paul's letters)\b", re.I)
+PASTORAL_THRESHOLD = 0.6
+
+
+def validate(text: object) -> str:
+    """The query as searched: NFC, whitespace collapsed. Raises QueryValidationError saying why not."""
+    if not isinstance(text, str):
+        raise QueryValidationError(f"query must be text, got {type(text).__name__}")
+    if len(text) > MAX_QUERY_CHARS * 4:
+        raise QueryValidationError(f"query is {len(text):,} characters; the limit is {MAX_QUERY_CHARS}")
+    bad = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in ("Cc", "Cs", "Co") and c not in "\t\n\r"})
+    if bad:
+        raise QueryValidationError(f"query contains control characters ({', '.join(bad[:5])}); remove them")
+    clean = " ".join(unicodedata.normalize("NFC", text).split())
+    if not clean:
+        raise QueryValidationError("query is empty: type a question, a need or a reference such as 'Psalm 23'")
+    if len(clean) > MAX_QUERY_CHARS:
+        raise QueryValidationError(f"query is {len(clean):,} characters; the limit is {MAX_QUERY_CHARS}")
+    return clean
+
+
+def _has(text: str, words: set[str], stem: str) -> bool:
+    if " " in stem or "'" in stem:
+        return stem in text
+    return any(w.startswith(stem) for w in words)
+
+
+def pastoral_score(text: str) -> float:
+    low = text.lower().replace("\u2019", "'")
+    words = set(_WORD.findall(low))
+    first = bool(words & FIRST_PERSON)
+    distress = sum(1 for stem in DISTRESS if _has(low, words, stem))
+    plea = any(_has(low, words, p) for p in PLEA)
+    return round(min(1.0, 0.4 * first + 0.3 * min(2, distress) + 0.2 * plea), 3)
+
+
+def testament_hint(text: str) -> str | None:
+    ot, nt = bool(_OT.search(text)), bool(_NT.search(text))
+    return "OT" if ot and not nt else "NT" if nt and not ot else None
+
+
+def analyze(text: str) -> Analysis:
+    """`text` must already be validated. A whole-query reference becomes a lookup (query_type
+    'reference'); a reference-shaped query naming a real book but an impossible verse carries
+    `reference_error` and is never searched."""
+    if looks_like_reference(text):
+        try:
+            ref = parse_reference(text)
+        except ReferenceError as exc:
+            return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
+        return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
+    score = pastoral_score(text)
+    refs = [r.format() for r in find_references(text)]
+    return Analysis(query_type="search", pastoral=score >= PASTORAL_THRESHOLD, pastoral_score=score,
+                    testament=testament_hint(text), references=refs)

@@ -1,0 +1,54 @@
+"""Stage 4, fuse (pure): weighted reciprocal rank fusion (k=60) that keeps provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+RRF_K = 60
+
+
+@dataclass
+class Candidate:
+    start: int
+    end: int
+    level: str  # verse | range | chapter
+    score: float = 0.0
+    prior: float = 0.0  # human-vote prior of the passage for this query (0 when no routed theme voted it)
+    dense: float = 0.0  # best cosine any dense retriever saw
+    hits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (variant, retriever, level, rank)
+    genre: str | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.start, self.end)
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One retriever's ranking for one query variant: items are (start, end, level, similarity)."""
+
+    variant: str
+    retriever: str
+    level: str
+    weight: float
+    items: Sequence[tuple[int, int, str, float]]
+
+
+def fuse(lists: Iterable[RankedList], k: int = RRF_K, prior: dict[tuple[int, int], float] | None = None) -> list[Candidate]:
+    """Sum of weight / (k + rank) over every list a candidate appears in, best first (ties by id)."""
+    pool: dict[tuple[int, int], Candidate] = {}
+    for lst in lists:
+        if lst.weight <= 0:
+            continue
+        for rank, (start, end, level, sim) in enumerate(lst.items, start=1):
+            c = pool.get((start, end))
+            if c is None:
+                c = pool[(start, end)] = Candidate(start, end, level)
+            c.score += lst.weight / (k + rank)
+            c.hits.append((lst.variant, lst.retriever, lst.level, rank))
+            if lst.retriever == "dense":
+                c.dense = max(c.dense, sim)
+    for key, c in pool.items():
+        c.prior = (prior or {}).get(key, 0.0)
+    return sorted(pool.values(), key=lambda c: (-c.score, c.start, c.end))

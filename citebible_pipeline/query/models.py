@@ -1,0 +1,105 @@
+"""The query module's boundary: options in, SearchResponse out. An API can import this file alone."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+MAX_QUERY_CHARS = 500
+MAX_K = 50
+
+
+class QueryValidationError(ValueError):
+    """The query text cannot be searched (empty, too long, control characters); the message says why."""
+
+
+class SearchOptions(BaseModel, frozen=True):
+    """Every stage switchable, so the evaluation can compare variants. Defaults are the full pipeline."""
+
+    rewrite: bool = Field(True, description="step back to the need: themes routed from the query become extra queries")
+    hybrid: bool = Field(True, description="add Postgres full text to dense retrieval")
+    chapters: bool = Field(True, description="retrieve the chapter level as well as verses")
+    merge: bool = Field(True, description="merge adjacent verses into ranges, collapse dense chapters")
+    prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
+    boost: bool = Field(True, description="soft genre boost on pastoral intent")
+    expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
+    dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
+    rerank: bool = Field(True, description="run the configured reranker (a CrossEncoder) when one is configured")
+    floor: bool = Field(True, description="abstain when nothing fits")
+    max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
+    pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")
+    dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
+    ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
+    collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
+    translation: str = "web"
+
+
+class Analysis(BaseModel):
+    query_type: str  # reference | search
+    pastoral: bool
+    pastoral_score: float
+    testament: str | None = None  # OT / NT when the query says so
+    references: list[str] = []
+    reference_error: str | None = None
+
+
+class Rewrite(BaseModel):
+    text: str
+    source: str  # original | theme:<id> | topic:<name> | llm
+    weight: float
+
+
+class Hit(BaseModel):
+    """One retriever's sighting of a candidate (provenance)."""
+
+    variant: str
+    retriever: str  # dense | fulltext | prior | crossref
+    level: str
+    rank: int
+
+
+class VerseText(BaseModel):
+    ref: str
+    id: int
+    text: str
+
+
+class Span(BaseModel):
+    start: int
+    end: int
+    term: str
+
+
+class Related(BaseModel):
+    ref: str
+    start_id: int
+    end_id: int
+    votes: int
+
+
+class Result(BaseModel):
+    ref: str
+    start_id: int
+    end_id: int
+    book: str
+    chapter: int
+    verse_start: int
+    verse_end: int
+    level: str  # verse | range | chapter
+    text: str
+    score: float
+    genre: str | None = None
+    pinned: VerseText | None = None
+    context: list[VerseText] = []
+    highlights: list[Span] = []
+    provenance: list[Hit] = []
+    related: list[Related] = []
+
+
+class SearchResponse(BaseModel):
+    query: str
+    abstained: bool = False
+    reason: str | None = None  # why it abstained; otherwise a note on a degraded optional stage (LLM rewriter down)
+    analysis: Analysis
+    rewrites: list[Rewrite] = []
+    timings: dict[str, float] = {}
+    results: list[Result] = []

@@ -1,0 +1,42 @@
+"""The query module's variants for the evaluation: each ablation row switches stages on cumulatively,
+from the human-vote prior alone to the full pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from citebible_pipeline.gold.metrics import Result
+from citebible_pipeline.query.engine import Engine
+from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.retrieval.baselines import RetrievalContext, Retrieved
+
+_OFF = dict(dense=False, hybrid=False, chapters=False, merge=False, prior=False, boost=False, expand=False, floor=False)
+ABLATIONS: dict[str, SearchOptions] = {
+    "prior_only": SearchOptions(**{**_OFF, "prior": True}),
+    "+rewrite": SearchOptions(**{**_OFF, "dense": True}),
+    "+hybrid": SearchOptions(**{**_OFF, "dense": True, "hybrid": True}),
+    "+levels": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, "chapters": True, "merge": True}),
+    "+prior": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, "chapters": True, "merge": True, "prior": True}),
+    "+boost": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, "chapters": True, "merge": True, "prior": True,
+                               "boost": True}),
+    "+expand": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, "chapters": True, "merge": True, "prior": True,
+                                "boost": True, "expand": True}),
+}
+FULL = SearchOptions()
+VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "full")
+
+
+def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
+    def run(ctx: RetrievalContext, text: str) -> Retrieved:
+        ranked = engine.rank(text, options, query_vector=ctx.vector(text))
+        return Retrieved([Result(c.start, c.end) for c in ranked.candidates[: ctx.k]], ranked.abstained)
+
+    return run
+
+
+def ablation_variants(engine: Engine) -> dict[str, Callable[[RetrievalContext, str], Retrieved]]:
+    return {name: variant(engine, opts) for name, opts in ABLATIONS.items()}
+
+
+def full_variant(engine: Engine) -> dict[str, Callable[[RetrievalContext, str], Retrieved]]:
+    return {"full": variant(engine, FULL)}

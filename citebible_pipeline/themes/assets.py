@@ -1,0 +1,99 @@
+"""Dagster wiring: the theme vocabulary with its prior, and the calibrated relevance floor."""
+
+import time
+
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+
+from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
+from citebible_pipeline.embeddings.store import active_space
+from citebible_pipeline.gold.access import training_topic_passages
+from citebible_pipeline.gold.assets import gold_set
+from citebible_pipeline.metadata import md_table
+from citebible_pipeline.resources import PostgresResource
+from citebible_pipeline.themes.store import unique_cues, write_themes
+from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral
+
+
+@asset(
+    deps=[gold_set, passage_embeddings],
+    group_name="query",
+    kinds={"postgres", "pgvector"},
+    code_version="1",
+    description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml) and every training-side "
+    "OpenBible topic, their cue vectors in the active space, and each theme's human-vote prior (training side only).",
+)
+def query_themes(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
+    started = time.perf_counter()
+    emb = embedder.get()
+    with postgres.connect() as conn:
+        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral())
+        active = active_space(conn)
+        if active is None:
+            raise RuntimeError("no active embedding space: materialize passage_embeddings first")
+        space_id, _space = active
+        cues = unique_cues(themes)
+        context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes")
+        counts = write_themes(conn, themes, space_id, emb.encode_queries(cues))
+    pastoral = [t for t in themes if t.kind == "pastoral"]
+    for tid, names in report["missing_topics"].items():
+        context.log.info(f"pastoral theme {tid}: topics not on the training side (held out or absent): {names}")
+    return MaterializeResult(metadata={
+        **counts, "pastoral_themes": len(pastoral), "topic_themes": len(themes) - len(pastoral),
+        "pastoral": MetadataValue.md(md_table(("theme", "cues", "passages"),
+                                              ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
+        "missing_topics": MetadataValue.json(report["missing_topics"]),
+        "seconds": round(time.perf_counter() - started, 1),
+    })
+
+
+@asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior; "
+             "no held-out topic (nor a near duplicate) is in the vocabulary.")
+def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
+    with postgres.connect() as conn:
+        space_id = active_space(conn)[0]
+        no_cue, no_prior, leaked = conn.execute(
+            "SELECT (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_cues c"
+            "        WHERE c.theme_id = t.id AND c.space_id = %s)),"
+            " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id)),"
+            " (SELECT count(*) FROM query_themes t JOIN topic_splits s ON s.split_key = t.split_key"
+            "        WHERE t.kind = 'topic' AND s.split = 'heldout')", (space_id,)).fetchone()
+    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and leaked == 0,
+                            metadata={"themes_without_cues": no_cue, "themes_without_prior": no_prior,
+                                      "heldout_keys_in_vocabulary": leaked})
+
+
+@asset(
+    deps=[query_themes],
+    group_name="query",
+    kinds={"postgres"},
+    code_version="1",
+    description="The relevance floor: a logistic model over retrieval signals, calibrated on training-side topic "
+    "names and pastoral cues (answer) against everyday non-Bible questions (abstain); activated in one transaction.",
+)
+def abstention_floor(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
+    from citebible_pipeline.query.engine import Engine
+    from citebible_pipeline.themes.calibrate import calibrate_floor, store_floor
+
+    started = time.perf_counter()
+    engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None)
+    floor, metrics = calibrate_floor(engine)
+    with postgres.connect() as conn:
+        floor_id = store_floor(conn, engine.space_id, floor, metrics)
+    context.log.info(f"floor {floor_id}: {metrics}")
+    return MaterializeResult(metadata={
+        "floor_id": floor_id, "threshold": metrics["threshold"], "answerable": metrics["answerable"],
+        "everyday": metrics["everyday"], "answerable_abstained": metrics["answerable_abstained"],
+        "everyday_abstained": metrics["everyday_abstained"], "coef": MetadataValue.json(metrics["coef"]),
+        "seconds": round(time.perf_counter() - started, 1),
+    })
+
+
+theme_assets = [query_themes, abstention_floor]
+theme_checks = [query_themes_sound]

@@ -1,0 +1,37 @@
+"""query_themes, theme_cues and theme_passages: written together in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import psycopg
+from pgvector import Vector
+
+from citebible_pipeline.db.load import copy_rows
+from citebible_pipeline.themes.vocabulary import Theme
+
+
+def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: int, cue_vectors: np.ndarray) -> dict[str, int]:
+    """Replace the vocabulary. `cue_vectors` holds one row per cue, in theme then cue order."""
+    cues = [(i, cue) for i, t in enumerate(themes, start=1) for cue in dict.fromkeys(t.cues)]
+    if len(cues) != len(cue_vectors):
+        raise ValueError(f"{len(cues)} cues but {len(cue_vectors)} vectors")
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute("DELETE FROM theme_passages")
+        cur.execute("DELETE FROM theme_cues")
+        cur.execute("DELETE FROM query_themes")
+        copy_rows(cur, "query_themes", ("id", "kind", "key", "name", "rewrite", "split_key"),
+                  ("integer", "text", "text", "text", "text", "text"),
+                  ((i, t.kind, t.key, t.name, t.rewrite, t.split_key) for i, t in enumerate(themes, start=1)))
+        copy_rows(cur, "theme_cues", ("theme_id", "space_id", "cue", "embedding"), ("integer", "integer", "text", "vector"),
+                  ((i, space_id, cue, Vector(v)) for (i, cue), v in zip(cues, cue_vectors)))
+        n = copy_rows(cur, "theme_passages", ("theme_id", "start_id", "end_id", "weight"),
+                      ("integer", "integer", "integer", "real"),
+                      ((i, s, e, w) for i, t in enumerate(themes, start=1) for (s, e), w in t.passages.items()))
+    return {"themes": len(themes), "cues": len(cues), "passages": n}
+
+
+def unique_cues(themes: Sequence[Theme]) -> list[str]:
+    """The cue texts to embed, in the order write_themes expects."""
+    return [cue for t in themes for cue in dict.fromkeys(t.cues)]

