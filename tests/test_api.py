@@ -1,0 +1,122 @@
+"""The HTTP API and the reading page over the real built tables (FastAPI's TestClient), and failure as
+a person meets it: a database that is down, then back."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from citebible_pipeline.api.app import create_app
+from citebible_pipeline.db.embedded import ensure_server, stop_server
+from citebible_pipeline.query import Engine
+
+FLAGSHIP = "My mother is dying and I'm angry at God"
+
+
+@pytest.fixture(scope="module")
+def client(full_db):
+    engine = Engine(full_db["url"], llm=None)
+    with TestClient(create_app(lambda: engine)) as c:
+        yield c
+
+
+@pytest.mark.slow
+def test_search_returns_the_search_response(client):
+    r = client.get("/api/search", params={"q": "the armor of God", "k": 3})
+    assert r.status_code == 200
+    body = r.json()
+    assert 1 <= len(body["results"]) <= 3 and body["results"][0]["ref"].startswith("Ephesians 6")
+    first = body["results"][0]
+    assert {"ref", "start_id", "end_id", "pinned", "context", "highlights", "provenance", "related"} <= set(first)
+
+
+@pytest.mark.slow
+def test_verses_and_bad_reference(client):
+    r = client.get("/api/verses/Ps 23:1-3")
+    assert r.status_code == 200 and [v["ref"] for v in r.json()["verses"]] == ["Psalm 23:1", "Psalm 23:2", "Psalm 23:3"]
+    bad = client.get("/api/verses/John 99:1")
+    assert bad.status_code == 404 and "John has 21 chapters" in bad.json()["detail"]
+
+
+@pytest.mark.slow
+def test_health_reports_space_model_and_counts(client):
+    r = client.get("/api/health")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "ok" and body["model_loaded"] and body["embedding_space"]["dims"] == 384
+    assert body["rows"]["verses"] == 31103 and body["floor_calibrated"]
+
+
+@pytest.mark.slow
+def test_over_long_query_is_a_422_that_says_so(client):
+    r = client.get("/api/search", params={"q": "x" * 501})
+    assert r.status_code == 422 and "500" in r.json()["detail"]
+    assert client.get("/api/search").status_code == 422
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q", ["'; DROP TABLE verses; --", "<script>alert(1)</script>", "\x00\x01", "   ", "%00",
+                               "我的母亲快死了", "a" * 500, "Gen 0:0"])
+def test_hostile_strings_get_json_never_a_trace(client, q):
+    r = client.get("/api/search", params={"q": q})
+    assert r.status_code in (200, 422), r.text
+    assert "Traceback" not in r.text and r.headers["content-type"].startswith("application/json")
+    page = client.get("/", params={"q": q})
+    assert page.status_code in (200, 422) and "<script>alert" not in page.text
+
+
+@pytest.mark.slow
+def test_reading_page_shows_pinned_verse_context_and_attribution(client):
+    r = client.get("/", params={"q": FLAGSHIP})
+    assert r.status_code == 200
+    html = r.text
+    assert html.count('<article class="result"') == 5 and "<details>" in html and "<summary>" in html
+    assert "World English Bible" in html and "OpenBible.info" in html and "CC BY" in html
+    assert "<mark>" in html and "Found by" in html and "<script" not in html
+    ref = client.get("/", params={"q": "Ps 23"}).text
+    assert "Psalm 23" in ref and "Yahweh is my shepherd" in ref
+    off = client.get("/", params={"q": "cheapest flights to Rome next weekend"}).text
+    assert 'class="notice abstained"' in off and "No passage fits" in off
+
+
+@pytest.mark.slow
+def test_api_answers_503_while_the_database_is_down_and_recovers(full_db, pg_server):
+    engine = Engine(full_db["url"], llm=None)
+    with TestClient(create_app(lambda: engine)) as c:
+        assert c.get("/api/search", params={"q": "hope"}).status_code == 200
+        assert pg_server["pgdata"] is not None, "this test stops the embedded test server"
+        stop_server(pg_server["pgdata"])
+        try:
+            down = c.get("/api/search", params={"q": "hope"})
+            assert down.status_code == 503 and "database unavailable" in down.json()["detail"]
+            assert c.get("/api/health").status_code == 503
+            assert c.get("/", params={"q": "hope"}).status_code == 503
+        finally:
+            ensure_server(pg_server["pgdata"], cleanup_mode="delete")
+        deadline = time.monotonic() + 60  # the pool reconnects in the background, with backoff
+        while (back := c.get("/api/search", params={"q": "hope"})).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert back.status_code == 200 and back.json()["results"]
+        assert c.get("/api/health").json()["status"] == "ok"
+
+
+def test_app_started_without_a_database_answers_503_json():
+    url = "postgresql://reader:s3cret@127.0.0.1:1/citebible"
+    with TestClient(create_app(url=url)) as c:
+        r = c.get("/api/search", params={"q": "hope"})
+        assert r.status_code == 503 and "host 127.0.0.1:1" in r.json()["detail"] and "s3cret" not in r.text
+        assert c.get("/api/health").status_code == 503
+
+
+@pytest.mark.parametrize("argv", [["verse", "Ps", "23:1"], ["ask", "hope"], ["eval", "--limit", "1"], ["summary"]])
+def test_every_cli_command_names_the_unreachable_database_in_one_line(argv):
+    env = {"CITEBIBLE_DATABASE_URL": "postgresql://reader:s3cret@127.0.0.1:1/citebible", "PATH": "/usr/bin:/bin",
+           "HF_HUB_OFFLINE": "1"}
+    p = subprocess.run([sys.executable, "-m", "citebible_pipeline.cli", *argv], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 3, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip() and "Warning" not in ln and "warn" not in ln]
+    assert len(lines) == 1 and "'citebible'" in lines[0] and "127.0.0.1:1" in lines[0], p.stderr
+    assert "s3cret" not in p.stderr and "Traceback" not in p.stderr
