@@ -25,6 +25,7 @@ def _db(args: argparse.Namespace) -> int:
 def _verse(args: argparse.Namespace) -> int:
     from citebible_pipeline.bible.references import ReferenceError, parse_reference
     from citebible_pipeline.db import connect
+    from citebible_pipeline.query.retrieve import passage_verses
 
     try:
         ref = parse_reference(" ".join(args.reference))
@@ -32,15 +33,12 @@ def _verse(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with connect() as conn:
-        rows = conn.execute(
-            "SELECT ref, text FROM verses WHERE translation = 'web' AND id BETWEEN %s AND %s ORDER BY id",
-            (ref.start_id, ref.end_id),
-        ).fetchall()
+        rows = passage_verses(conn, ref.start_id, ref.end_id)
     if not rows:
         print(f"{ref}: not loaded yet (run `make run`)", file=sys.stderr)
         return 1
     print(ref.format())
-    for r, text in rows:
+    for _id, r, text in rows:
         print(f"  {r}  {text or '(no text: footnote only)'}")
     return 0
 
@@ -125,12 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except Exception as exc:  # a database that is down is one clear line, not a traceback
-        import psycopg
-        from psycopg_pool import PoolTimeout
+        from citebible_pipeline.db.connection import UNREACHABLE, URL_ENV_VARS, describe_url
 
-        if not isinstance(exc, (psycopg.OperationalError, PoolTimeout)):
+        if not isinstance(exc, UNREACHABLE):
             raise
-        from citebible_pipeline.db.connection import URL_ENV_VARS, describe_url
 
         url = next((os.environ[v] for v in URL_ENV_VARS if os.environ.get(v)), "")
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -8,21 +8,19 @@ import threading
 from collections.abc import Callable
 from importlib import resources
 
-import psycopg
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
-from psycopg_pool import PoolTimeout
 
 from citebible_pipeline.api.page import page_context
 from citebible_pipeline.bible.references import ReferenceError, parse_reference
-from citebible_pipeline.db.connection import describe_url
+from citebible_pipeline.db.connection import UNREACHABLE, describe_url
 from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationError, SearchResponse
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, VerseText
+from citebible_pipeline.query.retrieve import passage_verses
 
 log = logging.getLogger(__name__)
-DB_DOWN = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)
 
 
 class EngineHolder:
@@ -66,7 +64,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
     async def _not_ready(request: Request, exc: EngineNotReady):
         return JSONResponse({"detail": f"the index is not built: {exc}"}, status_code=503)
 
-    for exc_type in DB_DOWN:
+    for exc_type in UNREACHABLE:
         @app.exception_handler(exc_type)
         async def _db_down(request: Request, exc: Exception):
             log.warning("database unavailable: %s", exc)
@@ -90,8 +88,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
             return JSONResponse({"detail": str(exc)}, status_code=404)
         engine = holder.get()
         with engine.pool.connection() as conn:
-            rows = conn.execute("SELECT id, ref, text FROM verses WHERE translation = 'web' AND id BETWEEN %s AND %s"
-                                " ORDER BY id", (ref.start_id, ref.end_id)).fetchall()
+            rows = passage_verses(conn, ref.start_id, ref.end_id)
         return {"reference": ref.format(), "translation": "web",
                 "verses": [VerseText(id=i, ref=r, text=t).model_dump() for i, r, t in rows]}
 
@@ -103,7 +100,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
                 counts = dict(conn.execute(
                     "SELECT 'verses', count(*) FROM verses UNION ALL SELECT 'passage_embeddings', count(*) FROM"
                     " passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes").fetchall())
-        except DB_DOWN as exc:
+        except UNREACHABLE as exc:
             return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": str(exc)[:200]},
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": f"reachable ({where()})",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup, escape
 
+from citebible_pipeline.db.connection import UNREACHABLE
 from citebible_pipeline.query import QueryValidationError
 from citebible_pipeline.query.models import Result, Span
 
@@ -41,8 +42,6 @@ def found_by(r: Result) -> str:
 
 
 def page_context(holder, q: str, k: int, where) -> dict:
-    from citebible_pipeline.api.app import DB_DOWN
-
     ctx: dict = {"q": q, "results": [], "response": None, "error": None, "attribution": ATTRIBUTION,
                  "pinned_html": pinned_html, "found_by": found_by, "marked": marked}
     if not q.strip():
@@ -51,6 +50,6 @@ def page_context(holder, q: str, k: int, where) -> dict:
         ctx["response"] = holder.get().search(q, k=k)
     except QueryValidationError as exc:
         ctx.update(error=str(exc), status=422)
-    except DB_DOWN:
+    except UNREACHABLE:
         ctx.update(error=f"The Bible index is unavailable right now ({where()}). Please try again shortly.", status=503)
     return ctx

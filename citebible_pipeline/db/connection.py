@@ -11,8 +11,11 @@ from functools import lru_cache
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg_pool import PoolTimeout
 
 URL_ENV_VARS = ("CITEBIBLE_DATABASE_URL", "DATABASE_URL")
+# What a caller sees while the database is down or restarting: the CLI says so in one line, the API 503s.
+UNREACHABLE = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)
 
 
 def database_url() -> str:

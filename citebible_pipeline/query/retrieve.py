@@ -101,3 +101,10 @@ def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], tran
         (space_id, translation, list(ids)),
     ).fetchall()
     return {r[0]: (r[1], r[2], None if r[3] is None else np.asarray(r[3].to_numpy(), np.float32)) for r in rows}
+
+
+def passage_verses(conn: psycopg.Connection, start_id: int, end_id: int, translation: str = "web"
+                   ) -> list[tuple[int, str, str]]:
+    """(id, ref, text) of every verse of a passage, in order (the CLI's and the API's lookups)."""
+    return conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id BETWEEN %s AND %s ORDER BY id",
+                        (translation, start_id, end_id)).fetchall()
