@@ -52,9 +52,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     emb = Embedder()
     engine = Engine(embedder=emb, llm=None)
+    others = {name: Engine(embedder=emb, llm=None, reranker=name) for name in args.rerankers}
     with connect() as conn:
         rows = evaluate_all(RetrievalContext(conn, emb), engine, limit=args.limit,
-                            ablation_limit=None if args.all else args.ablation_sample)
+                            ablation_limit=None if args.all else args.ablation_sample, rerankers=others)
         run_id = record(conn, rows) if args.record else None
     print(format_table(rows))
     if run_id:
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--record", action="store_true", help="also store the results in eval_results")
     e.add_argument("--all", action="store_true", help="run the ablation rows on every held-out topic too")
     e.add_argument("--ablation-sample", type=int, default=300, help="held-out topics for the ablation rows")
+    e.add_argument("--rerankers", nargs="*", default=[], metavar="NAME",
+                   help="also measure `full` with these rerankers (features, cross_encoder, none, or a CrossEncoder path)")
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')
     a.add_argument("query", nargs="+")
     a.add_argument("-k", type=int, default=5, help="results to show (1-50)")

@@ -13,6 +13,7 @@ from citebible_pipeline.embeddings.assets import (
 from citebible_pipeline.genre.assets import genre_assets, genre_checks
 from citebible_pipeline.gold.assets import gold_assets, gold_checks
 from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
+from citebible_pipeline.rerank.assets import rerank_assets, rerank_checks
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.schedules import (
     build_all_job,
@@ -24,8 +25,9 @@ from citebible_pipeline.themes.assets import theme_assets, theme_checks
 
 defs = Definitions(
     assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets, *gold_assets,
-            *theme_assets],
-    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks, *theme_checks],
+            *theme_assets, *rerank_assets],
+    asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks, *theme_checks,
+                  *rerank_checks],
     jobs=[build_all_job, openbible_refresh_job],
     schedules=[weekly_openbible_refresh],
     resources={"postgres": PostgresResource(), "sources": SourcesResource(), "embedder": EmbedderResource()},

@@ -94,13 +94,15 @@ def embedded_db(corpus_db) -> dict:
 
 @pytest.fixture(scope="session")
 def full_db(embedded_db) -> dict:
-    """embedded_db plus the OpenBible imports, the gold set, the query themes and floor, and one evaluation
-    run (on a sample of the held-out topics, to keep the suite fast): every asset."""
+    """embedded_db plus the OpenBible imports, the gold set, the query themes and floor, the feature
+    reranker (trained on a sample of topics) and one evaluation run (on a sample of the held-out topics,
+    to keep the suite fast): every asset of `make run`."""
     from dagster import materialize
 
     from citebible_pipeline.gold.assets import gold_assets, gold_checks
     from citebible_pipeline.themes.assets import theme_assets, theme_checks
     from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
+    from citebible_pipeline.rerank.assets import reranker_model, reranker_model_sound
     from citebible_pipeline.sources.assets import (
         openbible_cross_refs_archive,
         openbible_topic_scores_archive,
@@ -108,8 +110,10 @@ def full_db(embedded_db) -> dict:
     )
 
     result = materialize([openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
-                          *openbible_assets, *openbible_checks, *gold_assets, *gold_checks, *theme_assets, *theme_checks],
+                          *openbible_assets, *openbible_checks, *gold_assets, *gold_checks, *theme_assets, *theme_checks,
+                          reranker_model, reranker_model_sound],
                          resources=embedded_db["resources"],
-                         run_config={"ops": {"retrieval_eval": {"config": {"limit_per_set": 200, "ablation_sample": 100}}}})
+                         run_config={"ops": {"retrieval_eval": {"config": {"limit_per_set": 200, "ablation_sample": 100}},
+                                             "reranker_model": {"config": {"topics": 400}}}})
     assert result.success
     return {**embedded_db, "full_result": result}

@@ -122,10 +122,18 @@ def test_weekly_job_selects_exactly_openbible_and_downstream():
     graph = defs.resolve_asset_graph()
     openbible = {k for k in graph.get_all_asset_keys() if graph.get(k).group_name == "openbible"}
     expected = {k.to_user_string() for k in graph.get_all_asset_keys()
-                if k in openbible or graph.get_ancestor_asset_keys(k) & openbible}
-    assert selected == expected
+                if k in openbible or graph.get_ancestor_asset_keys(k) & openbible} - {"reranker_cross_encoder"}
+    assert selected == expected and "reranker_model" in selected
     assert {"openbible_cross_refs_archive", "cross_references", "topic_verses"} <= selected
     assert "web_verses" not in selected and "passage_embeddings" not in selected
     schedule = defs.resolve_schedule_def("weekly_openbible_refresh")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 3 * * 0", "UTC")
     assert job.run_config == {"resources": {"sources": {"config": {"use_live": True}}}}
+
+
+def test_build_all_is_every_asset_but_the_optional_cross_encoder():
+    from citebible_pipeline.definitions import defs
+
+    selected = {k.to_user_string() for k in defs.resolve_job_def("build_all").asset_layer.selected_asset_keys}
+    every = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert selected == every - {"reranker_cross_encoder"} and "reranker_model" in selected

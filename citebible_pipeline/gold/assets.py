@@ -64,7 +64,7 @@ class EvalConfig(Config):
 
 
 @asset(
-    deps=[gold_set, passage_embeddings, "abstention_floor"],  # by key: themes.assets imports gold_set
+    deps=[gold_set, passage_embeddings, "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
     group_name="gold",
     kinds={"postgres"},
     code_version="2",

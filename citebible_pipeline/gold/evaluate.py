@@ -75,17 +75,20 @@ def evaluate(
 ABLATION_SAMPLE = 300  # held-out topics for the ablation rows in a build; `citebible eval --all` runs all
 
 
-def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablation_limit: int | None = ABLATION_SAMPLE
-                 ) -> list[EvalRow]:
-    """Baselines and `full` on every query, the ablation rows on the first `ablation_limit` held-out
-    topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), one table."""
+def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablation_limit: int | None = ABLATION_SAMPLE,
+                 rerankers: Mapping[str, object] | None = None) -> list[EvalRow]:
+    """Baselines, `full` and `no_rerank` on every query, the ablation rows on the first `ablation_limit`
+    held-out topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), and
+    `full+<name>` for each other engine in `rerankers` (another reranker), one table."""
     from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER, ablation_variants, full_variant
 
-    main = evaluate(ctx, {**VARIANTS, **full_variant(engine)}, limit=limit)
+    extra = {f"full+{name}": full_variant(e)["full"] for name, e in (rerankers or {}).items()}
+    main = evaluate(ctx, {**VARIANTS, **full_variant(engine), **extra}, limit=limit)
     cap = min(x for x in (limit, ablation_limit) if x is not None) if (limit or ablation_limit) else None
     ablations = evaluate(ctx, ablation_variants(engine), limit=cap)
     sets = list(QUERY_SETS)
-    return sorted(main + ablations, key=lambda r: (sets.index(r.query_set), VARIANT_ORDER.index(r.variant)))
+    order = [*VARIANT_ORDER, *extra]
+    return sorted(main + ablations, key=lambda r: (sets.index(r.query_set), order.index(r.variant)))
 
 
 def format_table(rows: Sequence[EvalRow]) -> str:

@@ -25,6 +25,7 @@ from citebible_pipeline.query.fuse import Candidate, RankedList, fuse
 from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import (
     Analysis,
+    EngineNotReady,
     Hit,
     Related,
     Result,
@@ -33,7 +34,8 @@ from citebible_pipeline.query.models import (
     SearchResponse,
     VerseText,
 )
-from citebible_pipeline.query.rerank import Reranker
+from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables
+from citebible_pipeline.query.rerank import KINDS, CrossEncoderReranker, Reranker, RerankerError, choice, fetch_row, load_row
 from citebible_pipeline.query.retrieve import DenseQuery, common_lexemes, cross_references, retrieve, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
 from citebible_pipeline.query.route import ThemeIndex, clauses, prior_scores, route
@@ -44,10 +46,6 @@ FULLTEXT_WEIGHT = 0.5
 PRIOR_LIST_WEIGHT = 2.0
 CROSSREF_WEIGHT = 0.3
 CONTEXT = 2
-
-
-class EngineNotReady(RuntimeError):
-    """A table the engine needs is missing or empty; the message names the asset to materialize."""
 
 
 @dataclass
@@ -66,12 +64,13 @@ class Ranked:
 
 
 class Engine:
-    def __init__(self, url: str | None = None, *, embedder: Embedder | None = None, reranker: Reranker | None = None,
+    def __init__(self, url: str | None = None, *, embedder: Embedder | None = None, reranker: Reranker | str | None = "env",
                  llm: LLMConfig | None | str = "env", pool_size: int = 8, pool_timeout: float = 3.0) -> None:
+        """reranker: a Reranker, None (fused order), or a name for rerank.choice ("env": CITEBIBLE_RERANKER)."""
         started = time.perf_counter()
         self.url = url or database_url()
         self.embedder = embedder or Embedder()
-        self.reranker = reranker
+        self._tables: PoolTables | None = None
         self.llm = LLMConfig.from_env() if llm == "env" else llm
         self._encode_lock = threading.Lock()
         # a short wait for a connection: a caller (the API) answers 503 quickly while the database is down
@@ -92,9 +91,11 @@ class Engine:
             self.lexicon = lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = 'web'"))
             self.floor = self._load_floor(conn)
             self.common = common_lexemes(conn, self.space_id)
+            self.reranker = self._load_reranker(conn, reranker) if isinstance(reranker, str) else reranker
         self.load_seconds = time.perf_counter() - started
-        log.info("engine ready in %.1fs: %d themes, floor %s", self.load_seconds, len(self.themes.keys),
-                 "calibrated" if self.floor else "missing (never abstains)")
+        log.info("engine ready in %.1fs: %d themes, floor %s, reranker %s", self.load_seconds, len(self.themes.keys),
+                 "calibrated" if self.floor else "missing (never abstains)",
+                 "none" if self.reranker is None else f"{self.reranker.kind} {self.reranker.model_id or ''}".strip())
 
     # -- loading -------------------------------------------------------------------------------------
     def _load_themes(self, conn) -> ThemeIndex:
@@ -124,6 +125,46 @@ class Engine:
             passages=[(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages],
         )
 
+    def pool_tables(self, conn=None) -> PoolTables:
+        """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use."""
+        if self._tables is None:
+            if conn is None:
+                with self.pool.connection() as c:
+                    return self.pool_tables(c)
+            self._tables = load_tables(conn, self.space_id, self.boosts)
+        return self._tables
+
+    def _load_reranker(self, conn, name: str) -> Reranker | None:
+        """The stored model of the chosen kind; none stored yet serves the fused order (with a warning), a
+        stored one that cannot serve (corrupt, other feature list) refuses to start the engine."""
+        which = choice(None if name == "env" else name)
+        if which == "none":
+            return None
+        if which not in KINDS:
+            return CrossEncoderReranker(which)
+        row = fetch_row(conn, kind=which)
+        if row is None:
+            log.warning("no active %s reranker: materialize %s (serving the fused order)", which,
+                        "reranker_model" if which == "features" else "reranker_cross_encoder")
+            return None
+        return load_row(row, self.pool_tables(conn) if which == "features" else None)
+
+    def reload_reranker(self) -> bool:
+        """Swap in the kind's active model; one that fails to load leaves the current one serving."""
+        if self.reranker is None or self.reranker.kind not in KINDS:
+            return False
+        try:
+            with self.pool.connection() as conn:
+                row = fetch_row(conn, kind=self.reranker.kind)
+                if row is None or row[0] == self.reranker.model_id:
+                    return False
+                fresh = load_row(row, self.pool_tables(conn) if row[1] == "features" else None)
+        except RerankerError as exc:
+            log.error("reranker reload failed, model %s keeps serving: %s", self.reranker.model_id, exc)
+            return False
+        self.reranker = fresh
+        return True
+
     def _load_floor(self, conn) -> Floor | None:
         row = conn.execute("SELECT features, coef, intercept, threshold FROM abstention_floors"
                            " WHERE is_active AND space_id = %s", (self.space_id,)).fetchone()
@@ -138,9 +179,11 @@ class Engine:
 
     # -- ranking -------------------------------------------------------------------------------------
     def rank(self, text: str, options: SearchOptions | None = None, *, exclude: frozenset[str] = frozenset(),
-             query_vector: np.ndarray | None = None) -> Ranked:
-        """Every stage up to the final order; `exclude` leaves themes out by split key (calibration)."""
+             query_vector: np.ndarray | None = None, reranker: Reranker | None | str = "engine") -> Ranked:
+        """Every stage up to the final order; `exclude` leaves themes out by split key (calibration,
+        training); `reranker` overrides the engine's (training records the pool through it)."""
         o = options or SearchOptions()
+        reranker = self.reranker if reranker == "engine" else reranker
         t = {}
         clock = time.perf_counter()
 
@@ -201,10 +244,14 @@ class Engine:
         if o.merge:
             cands = merge(cands, lambda cid: by_order(cid // 1_000_000).verses_in(cid // 1000 % 1000), o.collapse_ratio)
         lap("merge")
-        if o.rerank and self.reranker is not None:
-            cands = self.reranker.rerank(self, clean, cands)
+        learned = False
+        if o.rerank and reranker is not None:
+            rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score,
+                             signals.get("theme", 0.0), analysis.pastoral, prior)
+            cands = reranker.rerank(self, rq, cands)
+            learned = reranker.learned
         lap("rerank")
-        cands = final_scores(cands, use_prior=o.prior, genre_boosts=self.boosts if (o.boost and analysis.pastoral) else None,
+        cands = final_scores(cands, use_prior=o.prior and not learned, genre_boosts=self.boosts if (o.boost and analysis.pastoral) else None,
                              testament=analysis.testament if o.boost else None,
                              testament_of=lambda vid: by_order(vid // 1_000_000).testament)
         lap("boost")

@@ -8,6 +8,10 @@ MAX_QUERY_CHARS = 500
 MAX_K = 50
 
 
+class EngineNotReady(RuntimeError):
+    """A table or model the engine needs is missing, empty or unusable; the message names the asset to materialize."""
+
+
 class QueryValidationError(ValueError):
     """The query text cannot be searched (empty, too long, control characters); the message says why."""
 
@@ -23,7 +27,7 @@ class SearchOptions(BaseModel, frozen=True):
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
     dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
-    rerank: bool = Field(True, description="run the configured reranker (a CrossEncoder) when one is configured")
+    rerank: bool = Field(True, description="run the engine's reranker (the learned model by default; CITEBIBLE_RERANKER)")
     floor: bool = Field(True, description="abstain when nothing fits")
     max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
     pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")

@@ -1,67 +1,202 @@
-"""Stage 7, rerank: pluggable. A sentence-transformers CrossEncoder when one is configured (hub name
-or local path), its logits squashed to (0, 1) before they are mixed with the fused score. Without one,
-the fused score plus the boosts decides (the learned offline reranker is a separate stage)."""
+"""Stage 7, rerank: pluggable. The default is the model learned from OpenBible's votes (rerank asset)
+and stored in `reranker_models`: LightGBM lambdarank over query.features, or a cross-encoder fine-tuned
+from the offline MiniLM. A hub name or local path of any sentence-transformers CrossEncoder works too.
+CITEBIBLE_RERANKER picks one: features (default) | cross_encoder | none | <CrossEncoder name or path>."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import tarfile
+import tempfile
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import psycopg
 
+from citebible_pipeline.query.features import FEATURES, PoolTables, RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.models import EngineNotReady
 
 if TYPE_CHECKING:
     from citebible_pipeline.query.engine import Engine
 
 log = logging.getLogger(__name__)
+CE_INPUTS: tuple[str, ...] = ("query", "passage:best3_verses")  # what a stored cross-encoder was trained on
+PASSAGE_VERSES = 3  # a chapter or long range is shown to a cross-encoder as its 3 verses nearest the query
+KINDS = ("features", "cross_encoder")
+ENV = "CITEBIBLE_RERANKER"
+
+
+class RerankerError(EngineNotReady):
+    """A stored reranker cannot serve: its row is missing, corrupt, or built for other code."""
+
+
+class RerankerMismatch(RerankerError):
+    """The stored model was trained on another feature list than this code computes."""
 
 
 class Reranker:
-    def rerank(self, engine: Engine, query: str, cands: list[Candidate]) -> list[Candidate]:
+    kind = "custom"
+    model_id: int | None = None
+    learned = False  # True: the model already weighs the human-vote prior, so the boost stage does not add it again
+
+    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
         raise NotImplementedError
+
+
+class FeatureReranker(Reranker):
+    """LightGBM lambdarank over the pool's own signals; its scores become exp(s - max) so that the soft
+    genre boost after it stays a nudge (x1.3 is +0.26 on the model's scale)."""
+
+    kind = "features"
+    learned = True
+
+    def __init__(self, model_text: str, features: Sequence[str], tables: PoolTables, model_id: int | None = None) -> None:
+        if tuple(features) != FEATURES:
+            missing, extra = sorted(set(FEATURES) - set(features)), sorted(set(features) - set(FEATURES))
+            raise RerankerMismatch(
+                f"reranker model {model_id} was trained on {len(features)} features, this code computes {len(FEATURES)}"
+                f" (missing from the model: {missing or 'none'}; unknown to this code: {extra or 'none'}; or another order):"
+                " materialize reranker_model again")
+        import lightgbm as lgb
+
+        try:
+            self.booster = lgb.Booster(model_str=model_text)
+        except Exception as exc:  # LightGBMError on a corrupt text
+            raise RerankerError(f"reranker model {model_id} does not load: {exc}") from exc
+        if self.booster.num_feature() != len(FEATURES):
+            raise RerankerMismatch(f"reranker model {model_id} expects {self.booster.num_feature()} features, "
+                                   f"this code computes {len(FEATURES)}: materialize reranker_model again")
+        self.tables = tables
+        self.model_id = model_id
+        self._lock = threading.Lock()
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        with self._lock:
+            return np.asarray(self.booster.predict(X, num_threads=1), np.float64)
+
+    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+        if not cands:
+            return cands
+        raw = self.scores(compute(self.tables, query, cands))
+        for c, s in zip(cands, np.exp(raw - raw.max())):
+            c.score = float(s)
+        return sorted(cands, key=lambda c: (-c.score, c.start))
+
+
+def passage_texts(engine: Engine, query: RerankQuery, cands: Sequence[Candidate], translation: str = "web") -> list[str]:
+    """A cross-encoder's view of each candidate: a verse or short range whole, a chapter or long range as
+    its PASSAGE_VERSES verses nearest the query, in reading order (one place for training and serving)."""
+    from citebible_pipeline.query.retrieve import verse_rows
+
+    ids = sorted({v for c in cands for v in range(c.start, c.end + 1)})
+    with engine.pool.connection() as conn:
+        rows = verse_rows(conn, engine.space_id, ids, translation)
+    out = []
+    for c in cands:
+        body = [v for v in range(c.start, c.end + 1) if v in rows]
+        if len(body) > PASSAGE_VERSES:
+            with_vec = [v for v in body if rows[v][2] is not None]
+            sims = np.array([float(rows[v][2] @ query.vector) for v in with_vec])
+            body = sorted(with_vec[i] for i in np.argsort(-sims, kind="stable")[:PASSAGE_VERSES])
+        out.append(" ".join(rows[v][1] for v in body))
+    return out
 
 
 class CrossEncoderReranker(Reranker):
     """score = (1 - mix) * fused / best_fused + mix * sigmoid(logit): a cross-encoder's raw logits are
     unbounded and must not swamp the fused score or the boosts applied after it."""
 
-    def __init__(self, model: str, *, mix: float = 0.5, max_chars: int = 1200, device: str = "cpu") -> None:
+    kind = "cross_encoder"
+
+    def __init__(self, model: str, *, mix: float = 0.5, max_length: int | None = None, device: str | None = None,
+                 model_id: int | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import CrossEncoder  # never SentenceTransformer: that gives garbage
 
-        self.model = CrossEncoder(model, device=device)
+        self.model = CrossEncoder(model, device=device or _device(), max_length=max_length)
         self.mix = mix
-        self.max_chars = max_chars
+        self.model_id = model_id
         self._lock = threading.Lock()
 
     def scores(self, query: str, texts: list[str]) -> np.ndarray:
         with self._lock:
-            logits = np.asarray(self.model.predict([(query, t[: self.max_chars]) for t in texts],
-                                                   activation_fn=None, show_progress_bar=False), np.float64)
+            logits = np.asarray(self.model.predict([(query, t) for t in texts], activation_fn=None,
+                                                   show_progress_bar=False, batch_size=64), np.float64)
         if logits.ndim > 1:  # a two-class head: the positive class
             logits = logits[:, -1]
         return 1.0 / (1.0 + np.exp(-logits))
 
-    def rerank(self, engine: Engine, query: str, cands: list[Candidate]) -> list[Candidate]:
+    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
         if not cands:
             return cands
-        from citebible_pipeline.query.retrieve import verse_rows
-
-        ids = sorted({v for c in cands for v in range(c.start, c.end + 1)})
-        with engine.pool.connection() as conn:
-            rows = verse_rows(conn, engine.space_id, ids)
-        texts = [" ".join(rows[v][1] for v in range(c.start, c.end + 1) if v in rows) for c in cands]
-        ce = self.scores(query, texts)
+        ce = self.scores(query.text, passage_texts(engine, query, cands))
         top = max(c.score for c in cands) or 1.0
         for c, s in zip(cands, ce):
             c.score = top * ((1 - self.mix) * c.score / top + self.mix * float(s))
         return sorted(cands, key=lambda c: (-c.score, c.start))
 
 
-def from_env() -> Reranker | None:
-    """CITEBIBLE_RERANKER=<CrossEncoder name or path> turns the cross-encoder stage on."""
-    name = os.environ.get("CITEBIBLE_RERANKER")
-    return CrossEncoderReranker(name) if name else None
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pack_dir(path: str) -> bytes:
+    """A saved model folder as tar.gz bytes (how a fine-tuned cross-encoder lives in Postgres)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(path, arcname="model")
+    return buf.getvalue()
+
+
+def _unpack(blob: bytes, model_id: int) -> str:
+    target = os.path.join(tempfile.gettempdir(), f"citebible-reranker-{os.getpid()}-{model_id}")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+            tar.extractall(target, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise RerankerError(f"reranker model {model_id}: the stored archive does not unpack: {exc}") from exc
+    return os.path.join(target, "model")
+
+
+def load_row(row: tuple, tables: PoolTables | None) -> Reranker:
+    """A Reranker from a reranker_models row (id, kind, model, features); raises RerankerError."""
+    model_id, kind, blob, features = row
+    if kind == "features":
+        if tables is None:
+            raise RerankerError("the feature reranker needs the pool tables")
+        try:
+            text = bytes(blob).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RerankerError(f"reranker model {model_id} is not a LightGBM text model: {exc}") from exc
+        return FeatureReranker(text, features, tables, model_id)
+    if kind == "cross_encoder":
+        if tuple(features) != CE_INPUTS:
+            raise RerankerMismatch(f"cross-encoder {model_id} was trained on inputs {list(features)}, this code builds "
+                                   f"{list(CE_INPUTS)}: materialize reranker_cross_encoder again")
+        try:
+            return CrossEncoderReranker(_unpack(bytes(blob), model_id), model_id=model_id)
+        except RerankerError:
+            raise
+        except Exception as exc:  # a broken config or weights inside the archive
+            raise RerankerError(f"cross-encoder {model_id} does not load: {exc}") from exc
+    raise RerankerError(f"reranker model {model_id}: unknown kind {kind!r} (known: {', '.join(KINDS)})")
+
+
+def fetch_row(conn: psycopg.Connection, *, kind: str | None = None, model_id: int | None = None) -> tuple | None:
+    """The active row of a kind, or one row by id."""
+    if model_id is not None:
+        return conn.execute("SELECT id, kind, model, features FROM reranker_models WHERE id = %s", (model_id,)).fetchone()
+    return conn.execute("SELECT id, kind, model, features FROM reranker_models WHERE is_active AND kind = %s",
+                        (kind,)).fetchone()
+
+
+def choice(value: str | None = None) -> str:
+    """features | cross_encoder | none | a CrossEncoder name or path (from CITEBIBLE_RERANKER by default)."""
+    return (value if value is not None else os.environ.get(ENV, "")).strip() or "features"

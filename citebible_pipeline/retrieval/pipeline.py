@@ -1,5 +1,5 @@
 """The query module's variants for the evaluation: each ablation row switches stages on cumulatively,
-from the human-vote prior alone to the full pipeline."""
+from the human-vote prior alone to `no_rerank` (every stage but the learned reranker) and `full`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.retrieval.baselines import RetrievalContext, Retrieved
 
-_OFF = dict(dense=False, hybrid=False, chapters=False, merge=False, prior=False, boost=False, expand=False, floor=False)
+_OFF = dict(dense=False, hybrid=False, chapters=False, merge=False, prior=False, boost=False, expand=False, floor=False,
+            rerank=False)
 ABLATIONS: dict[str, SearchOptions] = {
     "prior_only": SearchOptions(**{**_OFF, "prior": True}),
     "+rewrite": SearchOptions(**{**_OFF, "dense": True}),
@@ -23,7 +24,8 @@ ABLATIONS: dict[str, SearchOptions] = {
                                 "boost": True, "expand": True}),
 }
 FULL = SearchOptions()
-VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "full")
+NO_RERANK = SearchOptions(rerank=False)  # full, with the fused order and the prior mixed in by the boost stage
+VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "full")
 
 
 def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
@@ -39,4 +41,5 @@ def ablation_variants(engine: Engine) -> dict[str, Callable[[RetrievalContext, s
 
 
 def full_variant(engine: Engine) -> dict[str, Callable[[RetrievalContext, str], Retrieved]]:
-    return {"full": variant(engine, FULL)}
+    """`full` with the engine's reranker, and `no_rerank` beside it (the issue-10 pipeline alone)."""
+    return {"no_rerank": variant(engine, NO_RERANK), "full": variant(engine, FULL)}

@@ -29,10 +29,10 @@ def _gold(index: ThemeIndex, row: int) -> tuple[Passage, ...]:
     return tuple(Passage(int(s), int(e), min(3, max(1, math.ceil(3 * float(w))))) for s, e, w in zip(starts, ends, weights))
 
 
-def dev_queries(index: ThemeIndex, topics: int = 300, min_passages: int = 5) -> list[DevQuery]:
+def dev_queries(index: ThemeIndex, topics: int = 300, min_passages: int = 5, seed: int = SEED) -> list[DevQuery]:
     rows = [i for i, k in enumerate(index.kinds) if k == "topic" and len(index.passages[i][0]) >= min_passages]
     out = [DevQuery(index.names[i], index.split_keys[i], "topic", _gold(index, i))
-           for i in random.Random(SEED).sample(rows, min(topics, len(rows)))]
+           for i in random.Random(seed).sample(rows, min(topics, len(rows)))]
     by_key = {k: i for i, k in enumerate(index.keys)}
     for t in load_pastoral():
         row = by_key.get(f"pastoral:{t.id}")

@@ -1,0 +1,107 @@
+"""Training pools for the learned reranker. Each training-side query (themes.devset: topic names and
+pastoral cues, its own theme and near duplicates left out of routing, as a held-out query would find
+them) runs through the query module exactly as served, up to the rerank stage; the pool it reaches is
+recorded with its features (query.features) and graded labels from the query's voted passages. The
+pipeline's own mistakes become the hard negatives."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from citebible_pipeline.gold.metrics import Passage
+from citebible_pipeline.gold.split import split_key
+from citebible_pipeline.query.engine import Engine
+from citebible_pipeline.query.features import RerankQuery, compute
+from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.rerank import Reranker
+from citebible_pipeline.themes.devset import DevQuery, dev_queries
+
+log = logging.getLogger(__name__)
+NEAR_DUPLICATE = 0.95  # cosine of two names above which they are one topic in other words
+POOL_OPTIONS = SearchOptions(floor=False)  # the served pipeline; the floor would hide the pools it rejects
+
+
+@dataclass
+class Pool:
+    query: DevQuery
+    rq: RerankQuery
+    cands: list[Candidate]  # copies, in the fused order the reranker receives
+    X: np.ndarray
+    labels: np.ndarray  # best grade (0-3) of a voted passage each candidate covers
+
+
+@dataclass
+class LeakageReport:
+    checked: int
+    same_key: list[str]
+    near_duplicates: list[tuple[str, str, float]]
+
+    @property
+    def dropped(self) -> int:
+        return len(self.same_key) + len(self.near_duplicates)
+
+
+def leakage_guard(queries: Sequence[DevQuery], heldout: Sequence[str], encode: Callable[[list[str]], np.ndarray],
+                  threshold: float = NEAR_DUPLICATE) -> tuple[list[DevQuery], LeakageReport]:
+    """Drop every training query whose split key is a held-out topic's, or whose embedding is a near
+    duplicate of a held-out topic name; the report lists each one dropped."""
+    keys = {split_key(h) for h in heldout}
+    same = [q for q in queries if split_key(q.text) in keys or q.exclude in keys]
+    rest = [q for q in queries if all(q is not x for x in same)]
+    near: list[tuple[str, str, float]] = []
+    if rest and heldout:
+        sims = encode([q.text for q in rest]) @ encode(list(heldout)).T
+        best = sims.argmax(axis=1)
+        for i, q in enumerate(rest):
+            if sims[i, best[i]] >= threshold:
+                near.append((q.text, heldout[best[i]], round(float(sims[i, best[i]]), 3)))
+    drop = {t for t, _, _ in near}
+    kept = [q for q in rest if q.text not in drop]
+    return kept, LeakageReport(len(queries), [q.text for q in same], near)
+
+
+def training_queries(engine: Engine, heldout: Sequence[str], topics: int, seed: int) -> tuple[list[DevQuery], LeakageReport]:
+    return leakage_guard(dev_queries(engine.themes, topics=topics, seed=seed), heldout, engine.encode)
+
+
+def labels(cands: Sequence[Candidate], gold: Sequence[Passage]) -> np.ndarray:
+    out = np.zeros(len(cands), np.int32)
+    for i, c in enumerate(cands):
+        out[i] = max((p.grade for p in gold if c.start <= p.end and p.start <= c.end), default=0)
+    return out
+
+
+class _Recorder(Reranker):
+    """Stands where the reranker stands and keeps what it was given."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.tables = engine.pool_tables()
+        self.seen: tuple[RerankQuery, list[Candidate], np.ndarray] | None = None
+
+    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+        self.seen = (query, [dataclasses.replace(c, hits=list(c.hits)) for c in cands], compute(self.tables, query, cands))
+        return cands
+
+
+def collect(engine: Engine, queries: Sequence[DevQuery], options: SearchOptions = POOL_OPTIONS,
+            progress: Callable[[str], None] = log.info) -> list[Pool]:
+    recorder = _Recorder(engine)
+    vectors = engine.encode([q.text for q in queries]) if queries else []
+    pools: list[Pool] = []
+    started = time.perf_counter()
+    for n, (q, vec) in enumerate(zip(queries, vectors), start=1):
+        recorder.seen = None
+        engine.rank(q.text, options, exclude=frozenset({q.exclude}), query_vector=vec, reranker=recorder)
+        if recorder.seen is not None and recorder.seen[1]:
+            rq, cands, X = recorder.seen
+            pools.append(Pool(q, rq, cands, X, labels(cands, q.passages)))
+        if n % 250 == 0 or n == len(queries):
+            progress(f"pools: {n}/{len(queries)} queries in {time.perf_counter() - started:.0f}s")
+    return pools

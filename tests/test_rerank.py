@@ -1,0 +1,159 @@
+"""The learned reranker on the real built tables: the feature model the build trained serves by default;
+training is deterministic for a seed; the leakage guard; a feature-list mismatch is refused; a row that
+fails to load never replaces the model serving; the cross-encoder fine-tunes on a small sample."""
+
+import contextlib
+
+import numpy as np
+import pytest
+
+from citebible_pipeline.db import connect
+from citebible_pipeline.gold.access import eval_queries
+from citebible_pipeline.gold.metrics import Passage
+from citebible_pipeline.gold.split import split_key
+from citebible_pipeline.query import Engine
+from citebible_pipeline.query.features import FEATURES, compute
+from citebible_pipeline.query.rerank import RerankerError, RerankerMismatch
+from citebible_pipeline.rerank.pools import collect, labels, leakage_guard, training_queries
+from citebible_pipeline.rerank.store import activate, active_id, save_model
+from citebible_pipeline.rerank.train import ce_pairs, split, train_cross_encoder, train_features
+from citebible_pipeline.themes.devset import DevQuery
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def engine(full_db) -> Engine:
+    return Engine(full_db["url"], llm=None)
+
+
+@pytest.fixture(scope="module")
+def heldout(full_db) -> list[str]:
+    with connect(full_db["url"]) as conn:
+        return [q.text for q in eval_queries(conn, "heldout_topics")]
+
+
+@pytest.fixture(scope="module")
+def pools(engine, heldout):
+    queries, _ = training_queries(engine, heldout, topics=80, seed=5)
+    return collect(engine, queries, progress=lambda _msg: None)
+
+
+@contextlib.contextmanager
+def restored_active(url: str, kind: str):
+    """Tests that swap models put the build's active one back."""
+    with connect(url) as conn:
+        before = active_id(conn, kind)
+    try:
+        yield before
+    finally:
+        with connect(url) as conn, conn.transaction():
+            conn.execute("UPDATE reranker_models SET is_active = false WHERE kind = %s AND is_active", (kind,))
+            if before is not None:
+                conn.execute("UPDATE reranker_models SET is_active = true WHERE id = %s", (before,))
+
+
+def test_build_trains_and_activates_the_feature_model_and_search_uses_it(full_db, engine):
+    check = [e for e in full_db["full_result"].get_asset_check_evaluations() if e.check_name == "reranker_model_sound"]
+    assert check and check[0].passed, check and check[0].metadata
+    assert engine.reranker is not None and engine.reranker.kind == "features"
+    with connect(full_db["url"]) as conn:
+        assert active_id(conn, "features") == engine.reranker.model_id
+        stored = conn.execute("SELECT features, seed, length(training_hash) FROM reranker_models WHERE id = %s",
+                              (engine.reranker.model_id,)).fetchone()
+    assert tuple(stored[0]) == FEATURES and stored[2] == 64
+    changed = 0
+    for q in ("I feel so alone since my wife died", "the promise to Abraham", "forgiving my brother"):
+        on, off = engine.search(q, k=10), engine.search(q, k=10, rerank=False)
+        assert on.results and off.results and on.timings["rerank"] > 0
+        changed += [r.ref for r in on.results] != [r.ref for r in off.results]
+    assert changed  # the model reorders, it is not the fused order under another name
+
+
+def test_features_are_finite_and_pool_links_are_mutual(engine, pools):
+    p = pools[0]
+    X = compute(engine.pool_tables(), p.rq, p.cands)
+    assert X.shape == (len(p.cands), len(FEATURES)) and np.isfinite(X).all()
+    assert np.array_equal(X, p.X)  # the recorded training row is what serving computes
+    links = X[:, FEATURES.index("xref_pool_links")]
+    assert links.sum() % 2 == 0  # every link is counted at both of its ends
+
+
+def test_labels_are_the_best_grade_a_candidate_covers(pools):
+    p = next(p for p in pools if p.labels.max() > 0)
+    c = p.cands[int(np.argmax(p.labels))]
+    assert labels([c], [Passage(c.start, c.start, 2), Passage(c.end, c.end, 3)])[0] == 3
+    assert labels([c], [Passage(c.end + 1, c.end + 1, 3)])[0] == 0 or c.level == "chapter"
+
+
+def test_training_is_deterministic_for_a_seed(pools):
+    train, valid = split(pools, share=0.25)
+    a, info = train_features(train, valid, seed=3, rounds=40)
+    b, _ = train_features(train, valid, seed=3, rounds=40)
+    c, _ = train_features(train, valid, seed=4, rounds=40)
+    assert a == b and info["train_queries"] > 0
+    assert a != c  # bagging follows the seed
+
+
+def test_leakage_guard_drops_heldout_topics_and_near_duplicates(engine, heldout, pools):
+    name = heldout[0]
+    fake = [DevQuery(name.upper() + "!", split_key(name), "topic", ()),  # same key in other clothes
+            DevQuery("walking humbly with god", "walk humbly god", "topic", ()),
+            DevQuery("a near copy", "a near copy", "topic", ())]
+
+    def encode(texts):  # "a near copy" lands on the held-out name; the others far away
+        return np.array([[1.0, 0.0] if t in (name, "a near copy") else [0.0, 1.0] for t in texts])
+
+    kept, report = leakage_guard(fake, [name], encode)
+    assert [q.text for q in kept] == ["walking humbly with god"]
+    assert report.same_key == [name.upper() + "!"] and report.near_duplicates[0][:2] == ("a near copy", name)
+    keys = {split_key(h) for h in heldout}
+    assert not [p.query.text for p in pools if split_key(p.query.text) in keys]  # the real guard, real queries
+
+
+def test_a_feature_list_mismatch_is_refused(full_db, engine):
+    with restored_active(full_db["url"], "features"), connect(full_db["url"]) as conn:
+        text = engine.reranker.booster.model_to_string()
+        wrong = save_model(conn, "features", engine.space_id, text.encode(), list(reversed(FEATURES)), "x" * 64, 0, {})
+        with pytest.raises(RerankerMismatch, match="materialize reranker_model"):
+            activate(conn, wrong, engine.pool_tables())
+        conn.execute("UPDATE reranker_models SET is_active = (id = %s) WHERE kind = 'features'", (wrong,))
+        conn.commit()
+        with pytest.raises(RerankerMismatch, match="trained on"):
+            Engine(full_db["url"], llm=None)
+
+
+def test_a_model_row_that_fails_to_load_leaves_the_previous_one_serving(full_db, engine):
+    serving = engine.reranker.model_id
+    with restored_active(full_db["url"], "features") as before, connect(full_db["url"]) as conn:
+        assert before == serving
+        bad = save_model(conn, "features", engine.space_id, b"tree\nnot a model", FEATURES, "y" * 64, 0, {})
+        with pytest.raises(RerankerError):
+            activate(conn, bad, engine.pool_tables())
+        assert active_id(conn, "features") == serving
+        conn.execute("UPDATE reranker_models SET is_active = (id = %s) WHERE kind = 'features'", (bad,))
+        conn.commit()
+        assert engine.reload_reranker() is False and engine.reranker.model_id == serving
+        assert engine.search("I am afraid of the future").results
+
+
+def test_cross_encoder_fine_tunes_deterministically_and_serves_from_the_table(full_db, engine, pools, tmp_path):
+    from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, resolve_model_path
+    from citebible_pipeline.query.rerank import CE_INPUTS, CrossEncoderReranker, pack_dir
+
+    pairs = ce_pairs(engine, pools[:6], per_query=4, seed=1)
+    assert pairs and all(0.0 <= y <= 1.0 for _, _, y in pairs) and any(y > 0 for _, _, y in pairs)
+    base = resolve_model_path(DEFAULT_MODEL)
+    a = train_cross_encoder(pairs, str(tmp_path / "a"), base, seed=1, batch_size=8, max_length=64)
+    b = train_cross_encoder(pairs, str(tmp_path / "b"), base, seed=1, batch_size=8, max_length=64)
+    probe = [t for _, t, _ in pairs[:4]]
+    sa, sb = CrossEncoderReranker(a).scores("grief", probe), CrossEncoderReranker(b).scores("grief", probe)
+    assert np.allclose(sa, sb, atol=1e-5)
+    with restored_active(full_db["url"], "cross_encoder"), connect(full_db["url"]) as conn:
+        model_id = save_model(conn, "cross_encoder", engine.space_id, pack_dir(a), CE_INPUTS, "z" * 64, 1, {})
+        activate(conn, model_id, None)
+        conn.commit()
+        ce = Engine(full_db["url"], llm=None, reranker="cross_encoder")
+        assert ce.reranker.kind == "cross_encoder" and ce.reranker.model_id == model_id
+        r = ce.search("my father died and I miss him", k=5)
+        assert r.results and r.timings["rerank"] > 0
