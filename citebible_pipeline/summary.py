@@ -11,7 +11,7 @@ from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
 TABLES = (
     "books", "verses", "chapters", "verse_genres", "genre_boosts", "passage_embeddings", "cross_references",
     "topics", "topic_verses", "gold_queries", "gold_passages", "query_themes", "theme_passages", "abstention_floors",
-    "eval_results",
+    "reranker_models", "eval_results",
 )
 SAMPLE_QUERY = "My mother is dying and I'm angry at God"
 

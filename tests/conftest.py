@@ -54,17 +54,17 @@ def db_url(empty_db) -> str:
 
 @pytest.fixture(scope="session")
 def corpus_db(pg_server, tmp_path_factory) -> dict:
-    """The real WEB corpus (verses, chapters) materialized once through the Dagster assets."""
+    """The real WEB corpus (verses, chapters) and the BSB pericopes, materialized once through the Dagster assets."""
     from dagster import materialize
 
     from citebible_pipeline.bible.assets import bible_assets, bible_checks
     from citebible_pipeline.resources import PostgresResource, SourcesResource
-    from citebible_pipeline.sources.assets import web_usfm_archive
+    from citebible_pipeline.sources.assets import bsb_usfm_archive, web_usfm_archive
 
     url = _create_db(pg_server["url"], f"corpus_{os.getpid()}")
     cache = tmp_path_factory.mktemp("cache")
     resources = {"postgres": PostgresResource(url=url), "sources": SourcesResource(cache_dir=str(cache))}
-    result = materialize([web_usfm_archive, *bible_assets, *bible_checks], resources=resources)
+    result = materialize([web_usfm_archive, bsb_usfm_archive, *bible_assets, *bible_checks], resources=resources)
     assert result.success
     return {"url": url, "cache": cache, "resources": resources, "result": result}
 

@@ -1,4 +1,4 @@
-"""Dagster wiring for the WEB corpus: verses and chapters tables plus their checks."""
+"""Dagster wiring for the corpus: the WEB's verses and chapters, the BSB's pericopes, and their checks."""
 
 
 import time
@@ -15,10 +15,12 @@ from dagster import (
 )
 
 from citebible_pipeline.bible.corpus import build_chapters, build_verses
-from citebible_pipeline.bible.store import write_books, write_chapters, write_verses
+from citebible_pipeline.bible.pericopes import coverage_errors, from_archive
+from citebible_pipeline.bible.references import format_id, format_range
+from citebible_pipeline.bible.store import write_books, write_chapters, write_pericopes, write_verses
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource, SourcesResource
-from citebible_pipeline.sources.assets import web_usfm_archive
+from citebible_pipeline.sources.assets import bsb_usfm_archive, web_usfm_archive
 
 EXPECTED_VERSES = 31_103
 EXPECTED_CHAPTERS = 1_189
@@ -122,5 +124,52 @@ def web_chapters_complete(postgres: PostgresResource) -> AssetCheckResult:
     )
 
 
-bible_assets = [web_verses, web_chapters]
-bible_checks = [web_verses_complete, web_chapters_complete]
+@asset(
+    deps=[bsb_usfm_archive, web_verses],  # web_verses: the check reads the corpus the passages must cover
+    group_name="bible",
+    kinds={"postgres"},
+    code_version="1",
+    description="Passages an editor titled (the BSB's \\s1 section headings, with their parallel references), on the "
+    "shared verse ids: together they cover every verse of the 66 books exactly once, so they apply to the WEB too.",
+)
+def pericopes(context: AssetExecutionContext, postgres: PostgresResource, sources: SourcesResource) -> MaterializeResult:
+    started = time.perf_counter()
+    rows, report, numbered = from_archive(sources.cached("bsb_usfm"))
+    errors = coverage_errors(rows)
+    if errors:  # nothing is written: the table keeps its last good passages
+        raise ValueError(f"{len(errors)} coverage errors in the BSB pericopes, e.g. {errors[:3]}")
+    with postgres.connect() as conn:
+        stats = write_pericopes(conn, rows, "bsb")
+    lengths = sorted(p.end_id % 1000 - p.start_id % 1000 + 1 for p in rows if p.start_id // 1000 == p.end_id // 1000)
+    sample = [p for p in rows if p.start_id in (19023001, 43011017, 46013001, 40005001)]
+    context.log.info(f"{len(rows):,} pericopes from {numbered:,} BSB verses; the WEB numbers {len(report.canon_only)} "
+                     f"verses the BSB does not, the BSB {len(report.source_only)} the WEB does not")
+    return MaterializeResult(metadata={
+        "pericopes": len(rows), "bsb_verses": numbered, "with_parallels": sum(p.parallels is not None for p in rows),
+        "median_verses_within_a_chapter": lengths[len(lengths) // 2] if lengths else 0,
+        "web_only_verses": MetadataValue.json([format_id(v) for v in report.canon_only]),
+        "bsb_only_verses": MetadataValue.json([format_id(v) for v in report.source_only]),
+        "headings_moved_to_the_next_web_verse": MetadataValue.json([[format_id(a), format_id(b)] for a, b in report.moved_starts]),
+        "preview": MetadataValue.md(md_table(("passage", "title", "parallels"),
+                                             ((format_range(p.start_id, p.end_id), p.title, p.parallels or "") for p in sample))),
+        "rows_replaced": stats.deleted, "seconds": round(time.perf_counter() - started, 2),
+    })
+
+
+@asset_check(asset=pericopes, blocking=True, description="Every WEB verse of the 66 books lies in exactly one pericope; "
+             "no two overlap; every range is ordered, inside one book, and titled.")
+def pericopes_cover_every_verse(postgres: PostgresResource) -> AssetCheckResult:
+    with postgres.connect() as conn:
+        uncovered, doubled, bad = conn.execute(
+            "SELECT (SELECT count(*) FROM verses v LEFT JOIN LATERAL (SELECT end_id FROM pericopes p"
+            "         WHERE p.start_id <= v.id ORDER BY p.start_id DESC LIMIT 1) p ON true"
+            "        WHERE v.translation = 'web' AND v.book_order <= 66 AND (p.end_id IS NULL OR p.end_id < v.id)),"
+            " (SELECT count(*) FROM (SELECT start_id, lag(end_id) OVER (ORDER BY start_id) AS prev_end FROM pericopes) x"
+            "        WHERE prev_end >= start_id),"
+            " (SELECT count(*) FROM pericopes WHERE end_id < start_id OR btrim(title) = '')").fetchone()
+    return AssetCheckResult(passed=uncovered == 0 and doubled == 0 and bad == 0,
+                            metadata={"uncovered_verses": uncovered, "verses_in_two": doubled, "bad_ranges": bad})
+
+
+bible_assets = [web_verses, web_chapters, pericopes]
+bible_checks = [web_verses_complete, web_chapters_complete, pericopes_cover_every_verse]

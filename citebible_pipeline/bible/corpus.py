@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -24,8 +25,13 @@ from citebible_pipeline.bible.usfm import (
     parse_usfm,
 )
 
-_FILE = re.compile(r"(?:^|/)\d+-([0-9A-Z]{3})[a-z-]*\.usfm$")
+# Per-translation source layout (data, not a fork of the parser): a member name gives its book code.
+FILE_PATTERNS = {
+    "web": re.compile(r"(?:^|/)\d+-([0-9A-Z]{3})[a-z-]*\.usfm$"),  # 02-GENeng-web.usfm
+    "bsb": re.compile(r"(?:^|/)\d+([0-9A-Z]{3})BSB\.usfm$"),  # 01GENBSB.usfm
+}
 TRANSLATION = "web"
+log = logging.getLogger(__name__)
 
 VERSE_COLUMNS = (
     "translation", "id", "book_order", "usfm_book", "osis_book", "book_name", "chapter", "verse", "verse_end",
@@ -90,12 +96,14 @@ class ChapterRow:
         )
 
 
-def iter_usfm_files(archive: Path, include_deuterocanon: bool = False) -> Iterator[tuple[str, Book, bytes]]:
+def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translation: str = TRANSLATION
+                    ) -> Iterator[tuple[str, Book, bytes]]:
     """(member name, book, bytes) for each canonical book in the zip, in canon order."""
+    pattern = FILE_PATTERNS[translation]
     with zipfile.ZipFile(archive) as zf:
         found: list[tuple[Book, str]] = []
         for name in zf.namelist():
-            m = _FILE.search(name)
+            m = pattern.search(name)
             if not m:
                 continue
             try:
@@ -109,13 +117,21 @@ def iter_usfm_files(archive: Path, include_deuterocanon: bool = False) -> Iterat
             yield name, book, zf.read(name)
 
 
-def parse_book(name: str, book: Book, data: bytes) -> list[VerseRow]:
-    rows = []
-    for pv in parse_usfm(decode_usfm(data, name), name, book=None):
+def parse_file(name: str, book: Book, data: bytes) -> Iterator[ParsedVerse]:
+    """The verses of one book file; its \\id must agree with the file name. A file with no \\id line at
+    all (the BSB's Ecclesiastes) takes the book from its name, with a warning."""
+    text = decode_usfm(data, name)
+    has_id = re.search(r"^\\id\s", text, re.MULTILINE) is not None
+    if not has_id:
+        log.warning("%s: no \\id line; the book is taken from the file name (%s)", name, book.usfm)
+    for pv in parse_usfm(text, name, book=None if has_id else book.usfm):
         if pv.book != book.usfm:
             raise UsfmError(name, 1, f"\\id says {pv.book} but the file name says {book.usfm}")
-        rows.append(_verse_row(book, pv, name))
-    return rows
+        yield pv
+
+
+def parse_book(name: str, book: Book, data: bytes) -> list[VerseRow]:
+    return [_verse_row(book, pv, name) for pv in parse_file(name, book, data)]
 
 
 def _verse_row(book: Book, pv: ParsedVerse, source: str) -> VerseRow:

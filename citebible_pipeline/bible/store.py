@@ -17,6 +17,7 @@ from citebible_pipeline.bible.corpus import (
     ChapterRow,
     VerseRow,
 )
+from citebible_pipeline.bible.pericopes import Pericope
 from citebible_pipeline.db.load import LoadStats, replace_rows
 
 BOOK_COLUMNS = ("book_order", "usfm", "osis", "name", "testament", "default_genre", "chapter_count", "verse_count")
@@ -36,3 +37,9 @@ def write_verses(conn: psycopg.Connection, rows: Iterable[VerseRow]) -> LoadStat
 def write_chapters(conn: psycopg.Connection, chapters: Iterable[ChapterRow]) -> LoadStats:
     return replace_rows(conn, "chapters", CHAPTER_COLUMNS, CHAPTER_TYPES, (c.as_tuple() for c in chapters),
                         *THIS_TRANSLATION)
+
+
+def write_pericopes(conn: psycopg.Connection, pericopes: Iterable[Pericope], source: str) -> LoadStats:
+    return replace_rows(conn, "pericopes", ("start_id", "end_id", "title", "parallels", "source"),
+                        ("integer", "integer", "text", "text", "text"),
+                        ((p.start_id, p.end_id, p.title, p.parallels, source) for p in pericopes))

@@ -40,21 +40,24 @@ class ParsedVerse:
     strongs: list[str] = field(default_factory=list)
     line: int = 0
     words_of_jesus: float = 0.0  # share of the verse's characters inside \wj (red letters)
+    section: str | None = None  # the \s1 heading just before this verse (an editor's pericope title)
+    parallels: str | None = None  # the \r line under that heading, e.g. "(John 1:1–5; Hebrews 11:1–3)"
 
 
 # Markers that own their whole line and are not verse text.
 HEADER_MARKERS = {
     "id", "ide", "h", "toc1", "toc2", "toc3", "mt", "mt1", "mt2", "mt3", "cl", "ms", "ms1", "ms2",
-    "sp", "s", "s1", "s2", "r", "rem", "sts", "usfm",
+    "sp", "s", "s1", "s2", "r", "rem", "sts", "usfm", "mr", "qa",
     # book introductions (the deuterocanon files have them)
     "imt", "imt1", "imt2", "is", "is1", "is2", "ip", "ipi", "im", "ipr", "ili", "ili1", "ili2", "iot",
     "io", "io1", "io2", "ie",
 }
+SECTION_MARKERS = {"s", "s1"}  # a pericope title; \s2 (a sub-heading inside one) stays a header only
 # Paragraph-level markers: they start a line and may carry verse text after them.
 POETRY_MARKERS = {"q", "q1", "q2", "q3", "q4", "qc", "qr", "qm", "qm1", "qm2"}
-PARAGRAPH_MARKERS = {"p", "m", "pi", "pi1", "pi2", "mi", "nb", "pc", "pm", "li", "li1", "li2", "b"}
+PARAGRAPH_MARKERS = {"p", "m", "pi", "pi1", "pi2", "mi", "nb", "pc", "pm", "pmo", "li", "li1", "li2", "b"}
 # A new paragraph (not a continuation line of poetry or a no-break).
-BREAK_MARKERS = {"p", "m", "pi", "pi1", "pi2", "mi", "pc", "pm", "li", "li1", "li2", "b"}
+BREAK_MARKERS = {"p", "m", "pi", "pi1", "pi2", "mi", "pc", "pm", "pmo", "li", "li1", "li2", "b"}
 # Character and note markers allowed inside verse text (opening form; closing adds '*').
 INLINE_MARKERS = {
     "w", "wj", "qs", "bk", "add", "nd", "sc", "tl", "k", "wh", "it", "bd", "em", "no", "pn", "qt",
@@ -141,6 +144,8 @@ def parse_usfm(text: str, source: str, book: str | None = None) -> Iterator[Pars
     in_poetry = False
     pending_break = False
     pending_title: str | None = None
+    pending_section: str | None = None
+    pending_parallels: str | None = None
 
     def finish() -> ParsedVerse | None:
         if cur is None:
@@ -178,6 +183,11 @@ def parse_usfm(text: str, source: str, book: str | None = None) -> Iterator[Pars
         if marker in HEADER_MARKERS:
             if marker == "id" and book is None:
                 book = rest.split()[0].upper() if rest.split() else None
+            elif marker in SECTION_MARKERS and rest.strip():
+                pending_section = _strip_markup(_NOTE.sub("", rest), source, lineno) or None
+                pending_parallels = None
+            elif marker == "r" and pending_section is not None:
+                pending_parallels = _strip_markup(rest, source, lineno) or None
             continue
         if marker == "c":
             done = finish()
@@ -224,9 +234,10 @@ def parse_usfm(text: str, source: str, book: str | None = None) -> Iterator[Pars
             if start in seen:
                 raise UsfmError(source, lineno, f"repeated verse number {book} {chapter}:{start}")
             seen.update(range(start, end + 1))
-            cur = ParsedVerse(book, chapter, start, end, "", False, pending_break, pending_title, line=lineno)
+            cur = ParsedVerse(book, chapter, start, end, "", False, pending_break, pending_title, line=lineno,
+                              section=pending_section, parallels=pending_parallels)
             parts = []
-            pending_break, pending_title = False, None
+            pending_break, pending_title, pending_section, pending_parallels = False, None, None, None
         if "\\v" in rest[pos:] and re.search(r"\\v(\s|$)", rest[pos:]):
             raise UsfmError(source, lineno, "verse marker without a number")
         add_text(rest[pos:], lineno)

@@ -40,6 +40,10 @@ DATASETS: dict[str, Dataset] = {
     for d in (
         Dataset("web_usfm", "https://ebible.org/Scriptures/eng-web_usfm.zip", "web/eng-web_usfm.zip",
                 "c886cf7fd755d73571586c68f125c3da4a63ae7031381759c0d25ba7b5e6fae9", None, "public domain"),
+        # The BSB for its \s1 section headings (pericopes); the live archive is the upstream fork at the
+        # commit the snapshot was taken from (data/NOTICE). File names carry the book code: 01GENBSB.usfm.
+        Dataset("bsb_usfm", "https://github.com/usfm-bible/examples.bsb/archive/48a9feb71f0a66f9b8f418b11ae25b7ad2e49a0d.zip",
+                "bsb/bsb_usfm.zip", "88b95a6e4ed83cc518354fd4edf3498e22eca48e8ff95e87fa2804f201424da1", None, "public domain"),
         Dataset("openbible_cross_refs", "https://a.openbible.info/data/cross-references.zip",
                 "openbible/cross-references.zip",
                 "41e60c856d29d32ff20978b4b3d90ad02ce212d32bc8441e59cc312bbb05bcc7", "cross_references.txt", "CC BY"),
