@@ -52,6 +52,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_embeddings.py
 	$(BIN)/python benchmarks/bench_query.py
 	$(BIN)/python -m benchmarks.bench_api
+	$(BIN)/python -m benchmarks.bench_rerank
 
 clean:
 	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules

@@ -92,13 +92,14 @@ def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablati
 
 
 def format_table(rows: Sequence[EvalRow]) -> str:
-    head = f"{'variant':<12}{'query set':<18}{'n':>5}" + "".join(f"{m:>21}" if m == "abstention_accuracy" else f"{m:>11}" for m in METRICS)
+    w = max([12, *(len(r.variant) + 2 for r in rows)])
+    head = f"{'variant':<{w}}{'query set':<18}{'n':>5}" + "".join(f"{m:>21}" if m == "abstention_accuracy" else f"{m:>11}" for m in METRICS)
     lines = [head, "-" * len(head)]
     for r in rows:
         vals = [getattr(r, m) for m in METRICS]
         cells = "".join((f"{'-' if v is None else f'{v:.3f}':>21}" if m == "abstention_accuracy"
                          else f"{'-' if v is None else f'{v:.3f}':>11}") for m, v in zip(METRICS, vals))
-        lines.append(f"{r.variant:<12}{r.query_set:<18}{r.queries:>5}{cells}")
+        lines.append(f"{r.variant:<{w}}{r.query_set:<18}{r.queries:>5}{cells}")
     return "\n".join(lines)
 
 
