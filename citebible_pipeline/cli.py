@@ -127,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except Exception as exc:  # a database that is down is one clear line, not a traceback
         from citebible_pipeline.db.connection import UNREACHABLE, URL_ENV_VARS, describe_url
+        from citebible_pipeline.query.models import EngineNotReady
 
+        if isinstance(exc, EngineNotReady):  # a table or model to (re)build: the message names the asset
+            print(f"error: {exc}", file=sys.stderr)
+            return 4
         if not isinstance(exc, UNREACHABLE):
             raise
 

@@ -88,3 +88,26 @@ def test_pericopes_asset_loaded_and_a_bad_archive_keeps_them(corpus_db, tmp_path
         materialize([pericopes], resources=resources)
     with connect(corpus_db["url"]) as conn:
         assert conn.execute("SELECT count(*), md5(string_agg(title, '|' ORDER BY start_id)) FROM pericopes").fetchone() == before
+
+
+@pytest.mark.slow
+def test_pericope_level_is_embedded_and_searchable_with_titles(full_db):
+    from citebible_pipeline.embeddings.store import dense_search
+    from citebible_pipeline.query import Engine
+
+    checks = {e.check_name: e for e in full_db["embed_result"].get_asset_check_evaluations()}
+    meta = checks["passage_embeddings_complete"].metadata
+    assert checks["passage_embeddings_complete"].passed and meta["pericopes_without_a_row"].value == 0
+    assert meta["pericope_rows"].value == 3015  # 3,015 headings, one all footnote (Rom 16:25), Lamentations 1-2 split
+    engine = Engine(full_db["url"], llm=None)
+    with engine.pool.connection() as conn:
+        top = dense_search(conn, engine.space_id, engine.dims, "pericope",
+                           engine.encode(["Jesus comforts Martha and Mary after Lazarus died"])[0], k=3)
+    assert "John 11:17-37" in [ref for _, ref, _ in top]
+    r = engine.search("Jesus comforts Martha and Mary after Lazarus died", k=10, pericopes=True, rerank=False)
+    spans = sorted((x.start_id, x.end_id) for x in r.results)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # verse -> pericope -> chapter never overlap
+    titled = [x for x in r.results if x.level == "pericope"]
+    assert titled and all(x.title for x in titled)
+    psalm = engine.search("Ps 23").results[0]
+    assert psalm.level == "chapter" and psalm.title == "The LORD Is My Shepherd"  # a chapter that is one pericope

@@ -9,7 +9,7 @@ from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.display import highlights, pinned_index, terms
 from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, fuse
-from citebible_pipeline.query.merge import collapse_chapters, merge, merge_ranges
+from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
 from citebible_pipeline.query.route import ThemeIndex, prior_scores, route
 
@@ -102,10 +102,36 @@ def test_a_verse_never_comes_back_with_its_chapter():
 
 def test_dense_hits_collapse_into_their_chapter_with_the_mean_score():
     cands = [Candidate(PS23 + v, PS23 + v, "verse", s) for v, s in ((1, 0.6), (3, 0.4), (5, 0.2), (6, 0.4))]
-    out = collapse_chapters(cands, verses_in, ratio=0.5)
+    def chapter(vid):
+        return (vid // 1000 * 1000 + 1, vid // 1000 * 1000 + verses_in(vid // 1000 * 1000))
+
+    out = collapse(cands, "chapter", chapter, ratio=0.5)
     assert len(out) == 1 and out[0].level == "chapter" and out[0].score == pytest.approx(0.4)
     assert (out[0].start, out[0].end) == (PS23 + 1, PS23 + 6)
-    assert len(collapse_chapters(cands[:3], verses_in, ratio=0.5)) == 3  # 3 of 6 is not more than half
+    assert len(collapse(cands[:3], "chapter", chapter, ratio=0.5)) == 3  # 3 of 6 is not more than half
+
+
+def test_the_hierarchy_is_verse_then_pericope_then_chapter():
+    # John 11: pericopes 1-16 and 17-37 and 38-57 (the BSB's headings)
+    def pericope_of(vid):
+        v = vid % 1000
+        base = vid // 1000 * 1000
+        return (base + 1, base + 16) if v <= 16 else (base + 17, base + 37) if v <= 37 else (base + 38, base + 57)
+
+    def verses(cid):
+        return 57
+
+    j = 43011000
+    hits = [Candidate(j + 17, j + 22, "range", 0.5), Candidate(j + 25, j + 31, "range", 0.9), Candidate(j + 3, j + 3, "verse", 0.3)]
+    out = merge(hits, verses, 0.5, pericope_of)  # 13 of the 21 verses of 17-37 hit; 22 of the chapter's 57 do not
+    assert [(c.start % 1000, c.end % 1000, c.level) for c in out] == [(17, 37, "pericope"), (3, 3, "verse")]
+    assert out[0].score == pytest.approx((0.5 + 0.9) / 2)
+    # a retrieved pericope that scores below its best verse gives way to it, and a chapter absorbs pericopes
+    box = Candidate(j + 17, j + 37, "pericope", 0.6)
+    out = merge([box, Candidate(j + 35, j + 35, "verse", 0.8)], verses, 0.5, pericope_of)
+    assert [(c.start % 1000, c.level) for c in out] == [(35, "verse")]
+    out = merge([Candidate(j + 1, j + 57, "chapter", 0.9), box], verses, 0.5, pericope_of)
+    assert [(c.start % 1000, c.end % 1000, c.level) for c in out] == [(1, 57, "chapter")]
 
 
 def test_no_two_results_overlap_after_merge():
@@ -117,7 +143,8 @@ def test_no_two_results_overlap_after_merge():
         cands.append(Candidate(43000000 + ch * 1000 + v, 43000000 + ch * 1000 + v + int(rng.integers(0, 3)), "verse",
                                float(rng.random())))
     cands.append(Candidate(43001001, 43001000 + verses_in(43001000), "chapter", 0.5))
-    out = merge(cands, verses_in)
+    cands.append(Candidate(43002001, 43002005, "pericope", 0.7))
+    out = merge(cands, verses_in, 0.5, lambda vid: (vid // 1000 * 1000 + 1, vid // 1000 * 1000 + 5) if vid % 1000 <= 5 else None)
     spans = sorted((c.start, c.end) for c in out)
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
 

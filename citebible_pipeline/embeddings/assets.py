@@ -16,10 +16,10 @@ from dagster import (
 )
 from pydantic import Field
 
-from citebible_pipeline.bible.assets import web_chapters
+from citebible_pipeline.bible.assets import pericopes, web_chapters
 from citebible_pipeline.embeddings.build import build_passage_embeddings
 from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, Embedder
-from citebible_pipeline.embeddings.store import active_space, index_name
+from citebible_pipeline.embeddings.store import LEVELS, active_space, index_name
 from citebible_pipeline.genre.assets import verse_genres
 from citebible_pipeline.resources import PostgresResource
 
@@ -48,12 +48,13 @@ class EmbeddingConfig(Config):
 
 
 @asset(
-    deps=[web_chapters, verse_genres],
+    deps=[web_chapters, verse_genres, pericopes],
     group_name="embeddings",
     kinds={"postgres", "pgvector"},
     code_version="1",
-    description="Verse and chapter vectors in one pgvector table (one embedding space, document prefix applied; "
-    "chapters as mean-pooled windows of whole verses), a tsvector for full text, HNSW per level. Incremental.",
+    description="Verse, chapter and pericope vectors in one pgvector table (one embedding space, document prefix "
+    "applied; chapters as mean-pooled windows of whole verses, pericopes derived from their verses' vectors), a "
+    "tsvector for full text, HNSW per level. Incremental.",
 )
 def passage_embeddings(
     context: AssetExecutionContext, config: EmbeddingConfig, postgres: PostgresResource, embedder: EmbedderResource
@@ -78,6 +79,7 @@ def passage_embeddings(
         metadata={
             "verse_rows": report.verse_rows,
             "chapter_rows": report.chapter_rows,
+            "pericope_rows": report.pericope_rows,
             "embedded_now": report.embedded_now,
             "unchanged": report.reused,
             "removed": report.removed,
@@ -97,7 +99,8 @@ def passage_embeddings(
 
 
 @asset_check(asset=passage_embeddings, blocking=True,
-             description="One row per verse with text and per chapter, in the active space; dims match; unit norm; HNSW present.")
+             description="One row per verse with text, per chapter and per pericope, in the active space; dims match; "
+             "unit norm; HNSW present per level.")
 def passage_embeddings_complete(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
         active = active_space(conn)
@@ -114,13 +117,19 @@ def passage_embeddings_complete(postgres: PostgresResource) -> AssetCheckResult:
         norm_min, norm_max = conn.execute(
             "SELECT min(vector_norm(embedding)), max(vector_norm(embedding)) FROM passage_embeddings WHERE space_id = %s",
             (sid,)).fetchone()
-        indexes = [conn.execute("SELECT to_regclass(%s)", (index_name(sid, lv),)).fetchone()[0] for lv in ("verse", "chapter")]
+        indexes = [conn.execute("SELECT to_regclass(%s)", (index_name(sid, lv),)).fetchone()[0] for lv in LEVELS]
+        pericopes_missing = conn.execute(
+            "SELECT count(*) FROM pericopes p WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.space_id = %s"
+            " AND e.level = 'pericope' AND e.id BETWEEN p.start_id AND p.end_id) AND EXISTS (SELECT 1 FROM verses v"
+            " WHERE v.translation = 'web' AND NOT v.is_empty AND v.id BETWEEN p.start_id AND p.end_id)", (sid,)).fetchone()[0]
     passed = (counts.get("verse") == expected_verses and counts.get("chapter") == expected_chapters and bad_dims == 0
+              and pericopes_missing == 0
               and abs(norm_min - 1) < 1e-3 and abs(norm_max - 1) < 1e-3 and all(indexes))
     return AssetCheckResult(
         passed=passed,
         metadata={"verse_rows": counts.get("verse", 0), "expected_verse_rows": expected_verses,
                   "chapter_rows": counts.get("chapter", 0), "expected_chapter_rows": expected_chapters,
+                  "pericope_rows": counts.get("pericope", 0), "pericopes_without_a_row": pericopes_missing,
                   "dims": space.dims, "wrong_dims": bad_dims, "norm_min": float(norm_min), "norm_max": float(norm_max),
                   "hnsw_indexes": MetadataValue.json([str(i) for i in indexes])},
     )

@@ -11,10 +11,12 @@ import numpy as np
 import psycopg
 
 from citebible_pipeline.embeddings.documents import (
+    DERIVED,
     PassageDoc,
     VerseInput,
     build_documents,
     content_hash,
+    pericope_documents,
 )
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.embeddings.store import (
@@ -34,6 +36,7 @@ class BuildReport:
     space_key: str
     verse_rows: int
     chapter_rows: int
+    pericope_rows: int
     embedded_now: int
     texts_encoded: int
     reused: int
@@ -45,6 +48,32 @@ class BuildReport:
     total_seconds: float
     indexes_created: list[str]
     spaces_dropped: int
+
+
+def load_pericopes(conn: psycopg.Connection) -> list[tuple[int, int, str]]:
+    if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] is None:
+        return []
+    return [tuple(r) for r in conn.execute("SELECT start_id, end_id, title FROM pericopes ORDER BY start_id")]
+
+
+def derive_vectors(conn: psycopg.Connection, space_id: int, docs: list[PassageDoc],
+                   fresh: dict[tuple[str, int], np.ndarray]) -> dict[tuple[str, int], np.ndarray]:
+    """A derived level's vector: the re-normalized mean of its verses' vectors (just encoded, or stored)."""
+    if not docs:
+        return {}
+    verse_vecs = {vid: v for (level, vid), v in fresh.items() if level == "verse"}
+    for vid, emb in conn.execute("SELECT id, embedding FROM passage_embeddings WHERE space_id = %s AND level = 'verse'",
+                                 (space_id,)):
+        verse_vecs.setdefault(vid, np.asarray(emb.to_numpy(), np.float32))
+    out = {}
+    for d in docs:
+        base = d.id // 1000 * 1000
+        vs = [verse_vecs[v] for v in range(base + d.verse_start, base + d.verse_end + 1) if v in verse_vecs]
+        if not vs:
+            raise RuntimeError(f"{d.ref}: none of its verses has a vector to derive the {d.level} vector from")
+        m = np.mean(vs, axis=0)
+        out[(d.level, d.id)] = (m / np.linalg.norm(m)).astype(np.float32)
+    return out
 
 
 def load_inputs(conn: psycopg.Connection) -> tuple[list[VerseInput], dict[int, tuple[str, int, int]]]:
@@ -86,6 +115,7 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, hn
     space = embedder.space
     budget = embedder.window_budget()
     docs = build_documents(verses, embedder.token_counts([v.text for v in verses]), budget, chapters)
+    docs += pericope_documents(verses, load_pericopes(conn))
     space_id = ensure_space(conn, space)
     conn.commit()
     stored = existing_hashes(conn, space_id)
@@ -93,14 +123,17 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, hn
     todo = [d for d in docs if stored.get((d.level, d.id)) != hashes[(d.level, d.id)]]
     log.info("%d passages, %d to embed, %d unchanged", len(docs), len(todo), len(docs) - len(todo))
     t0 = time.perf_counter()
-    vectors, n_texts = embed_docs(embedder, todo, progress) if todo else ({}, 0)
+    encode = [d for d in todo if d.windows[0] != DERIVED]
+    vectors, n_texts = embed_docs(embedder, encode, progress) if encode else ({}, 0)
+    vectors.update(derive_vectors(conn, space_id, [d for d in todo if d.windows[0] == DERIVED], vectors))
     embed_s = time.perf_counter() - t0
     counts = write_passages(conn, space_id, docs, hashes, vectors)
     created = ensure_indexes(conn, space_id, space.dims, hnsw_m, ef_construction)
     dropped = activate(conn, space_id)
     chapter_docs = [d for d in docs if d.level == "chapter"]
     return BuildReport(
-        space_id=space_id, space_key=space.key, verse_rows=len(docs) - len(chapter_docs), chapter_rows=len(chapter_docs),
+        space_id=space_id, space_key=space.key, verse_rows=sum(d.level == "verse" for d in docs), chapter_rows=len(chapter_docs),
+        pericope_rows=sum(d.level == "pericope" for d in docs),
         embedded_now=len(todo), texts_encoded=n_texts, reused=len(docs) - len(todo), removed=counts["removed"],
         written=counts["written"], multi_window_chapters=sum(len(d.windows) > 1 for d in chapter_docs),
         max_windows=max((len(d.windows) for d in chapter_docs), default=0), embed_seconds=embed_s,

@@ -1,4 +1,5 @@
-"""Verse and chapter documents to embed (pure): chapters as windows of whole consecutive verses."""
+"""Verse, chapter and pericope documents (pure): chapters as windows of whole consecutive verses to
+encode, pericopes as the verses whose vectors their own is derived from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
+
+from citebible_pipeline.bible.references import format_range
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,31 @@ def build_documents(verses: Sequence[VerseInput], token_counts: Sequence[int], b
         windows = fit_windows([v.text for v in vs], [n for _, n in items], budget)
         docs.append(PassageDoc("chapter", cid, order, vs[0].book, vs[0].book_name, chapter, first, last, ref,
                                vs[0].testament, genre, " ".join(v.text for v in vs), tuple(windows)))
+    return docs
+
+
+DERIVED = "derive"  # windows[0] of a document whose vector is the re-normalized mean of its verses' vectors
+
+
+def pericope_documents(verses: Sequence[VerseInput], pericopes: Sequence[tuple[int, int, str]]) -> list[PassageDoc]:
+    """One doc per pericope (start id, end id, title), split where one runs over a chapter boundary (the
+    BSB has one), so that every row lies in one chapter like the other levels; the id is its first verse."""
+    by_chapter: dict[int, list[VerseInput]] = {}
+    for v in verses:
+        if v.text:
+            by_chapter.setdefault(v.id // 1000, []).append(v)
+    docs: list[PassageDoc] = []
+    for start, end, title in pericopes:
+        for chapter_key in range(start // 1000, end // 1000 + 1):
+            vs = [v for v in by_chapter.get(chapter_key, []) if start <= v.id <= end]
+            if not vs:
+                continue
+            genre = Counter(v.genre for v in vs).most_common(1)[0][0]
+            first, last = vs[0], vs[-1]
+            ref = format_range(first.id, last.id - last.verse + last.verse_end)
+            docs.append(PassageDoc("pericope", first.id, first.book_order, first.book, first.book_name, first.chapter,
+                                   first.verse, last.verse_end, ref, first.testament, genre,
+                                   " ".join(v.text for v in vs), (DERIVED, title, *(v.text for v in vs))))
     return docs
 
 

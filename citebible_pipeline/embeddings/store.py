@@ -14,7 +14,7 @@ from citebible_pipeline.db.load import copy_rows
 from citebible_pipeline.embeddings.documents import PassageDoc
 from citebible_pipeline.embeddings.embedder import EmbeddingSpace
 
-LEVELS = ("verse", "chapter")
+LEVELS = ("verse", "chapter", "pericope")
 _META = ("level", "id", "book_order", "book", "book_name", "chapter", "verse_start", "verse_end", "ref",
          "testament", "genre", "text", "windows", "content_hash")
 _META_TYPES = ("text", "integer", "smallint", "text", "text", "smallint", "smallint", "smallint", "text",
@@ -108,7 +108,8 @@ def index_name(space_id: int, level: str) -> str:
 
 def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, m: int = 16, ef_construction: int = 200,
                    maintenance_work_mem: str = "1GB") -> list[str]:
-    """Partial HNSW index per level of this space (cosine), then ANALYZE. Returns indexes created now."""
+    """Partial HNSW index per level of this space (cosine), then ANALYZE. Returns indexes created now
+    (a level added to an existing space gets its index on the next build)."""
     created = []
     with conn.transaction():
         conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(maintenance_work_mem)))

@@ -4,6 +4,7 @@ display). Safe to share across threads: the pool hands each search its own conne
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import threading
@@ -42,6 +43,7 @@ from citebible_pipeline.query.route import ThemeIndex, clauses, prior_scores, ro
 
 log = logging.getLogger(__name__)
 CHAPTER_WEIGHT = 0.8  # 2.0 on pastoral intent lowered the training-side pastoral dev set (0.425 vs 0.481)
+PERICOPE_WEIGHT = 0.8  # like a chapter: a container list beside the verse list of the same variant
 FULLTEXT_WEIGHT = 0.5
 PRIOR_LIST_WEIGHT = 2.0
 CROSSREF_WEIGHT = 0.3
@@ -91,6 +93,7 @@ class Engine:
             self.lexicon = lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = 'web'"))
             self.floor = self._load_floor(conn)
             self.common = common_lexemes(conn, self.space_id)
+            self.pericopes = self._load_pericopes(conn)
             self.reranker = self._load_reranker(conn, reranker) if isinstance(reranker, str) else reranker
         self.load_seconds = time.perf_counter() - started
         log.info("engine ready in %.1fs: %d themes, floor %s, reranker %s", self.load_seconds, len(self.themes.keys),
@@ -124,6 +127,28 @@ class Engine:
             split_keys=[m[5] for m in meta], cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
             passages=[(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages],
         )
+
+    def _load_pericopes(self, conn) -> dict[int, tuple[int, str]]:
+        """start id -> (end id, title) of each pericope-level row; empty (level off) before pericopes exist."""
+        rows = conn.execute(
+            "SELECT e.id, e.id / 1000 * 1000 + e.verse_end, p.title FROM passage_embeddings e JOIN pericopes p"
+            " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' ORDER BY e.id",
+            (self.space_id,)).fetchall() if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] else []
+        self._pericope_starts = [r[0] for r in rows]
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def pericope_of(self, vid: int) -> tuple[int, int] | None:
+        i = bisect.bisect_right(self._pericope_starts, vid) - 1
+        if i < 0:
+            return None
+        start = self._pericope_starts[i]
+        end = self.pericopes[start][0]
+        return (start, end) if vid <= end else None
+
+    def _title(self, c: Candidate) -> str | None:
+        """A pericope's heading, for a pericope result or any result that is exactly one (Psalm 23)."""
+        p = self.pericopes.get(c.start)
+        return p[1] if p is not None and (c.level == "pericope" or p[0] == c.end) else None
 
     def pool_tables(self, conn=None) -> PoolTables:
         """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use."""
@@ -214,7 +239,7 @@ class Engine:
         prior = prior_scores(self.themes, routed) if o.prior else {}
         lap("rewrite")
 
-        levels = ["verse"] + (["chapter"] if o.chapters else [])
+        levels = ["verse"] + (["chapter"] if o.chapters else []) + (["pericope"] if o.pericopes and self.pericopes else [])
         dense = [DenseQuery(i, lv, v) for i, v in enumerate(vectors) for lv in levels] if o.dense else []
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
@@ -242,7 +267,8 @@ class Engine:
                 cands = self._expand(conn, cands, lists, prior, o)
             lap("expand")
         if o.merge:
-            cands = merge(cands, lambda cid: by_order(cid // 1_000_000).verses_in(cid // 1000 % 1000), o.collapse_ratio)
+            cands = merge(cands, lambda cid: by_order(cid // 1_000_000).verses_in(cid // 1000 % 1000), o.collapse_ratio,
+                          self.pericope_of if o.pericopes and self.pericopes else None)
         lap("merge")
         learned = False
         if o.rerank and reranker is not None:
@@ -270,9 +296,9 @@ class Engine:
                     continue
                 weight = FULLTEXT_WEIGHT
             else:
-                if level == "chapter" and not o.chapters:
+                if (level == "chapter" and not o.chapters) or (level == "pericope" and not o.pericopes):
                     continue
-                weight = variants[v][0].weight * (CHAPTER_WEIGHT if level == "chapter" else 1.0)
+                weight = variants[v][0].weight * {"chapter": CHAPTER_WEIGHT, "pericope": PERICOPE_WEIGHT}.get(level, 1.0)
             items.sort(key=lambda x: (-x[3], x[0]))
             out.append(RankedList(variants[v][0].source if v else "original", retriever, level, weight, items))
         return out
@@ -358,7 +384,8 @@ class Engine:
             out.append(Result(
                 ref=format_range(c.start, c.end, whole_chapters=c.level == "chapter"), start_id=c.start, end_id=c.end,
                 book=by_order(order).name, chapter=chapter, verse_start=verse_start, verse_end=c.end % 1000,
-                level=c.level, text=text, score=round(c.score, 4), genre=c.genre,
+                level=c.level, title=self._title(c),
+                text=text, score=round(c.score, 4), genre=c.genre,
                 pinned=VerseText(ref=rows[pin_id][0], id=pin_id, text=rows[pin_id][1]),
                 context=[VerseText(ref=rows[v][0], id=v, text=rows[v][1]) for v in around
                          if v in rows and v != pin_id and (c.level == "chapter" or not c.start <= v <= c.end)],

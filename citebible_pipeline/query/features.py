@@ -20,7 +20,7 @@ CANDIDATE_FEATURES = (
     "fused_rel", "fused_rank", "prior_rel", "prior_cover", "prior_sum", "prior_rank",
     "cos_q", "cos_q_best_verse", "cos_rw_max", "cos_rw_mean", "cos_rw_best_verse",
     "dense_lists", "dense_rank", "original_rank", "fulltext_rank", "variants",
-    "is_verse", "is_range", "is_chapter", "verses_log", "position", "genre_boost",
+    "is_verse", "is_range", "is_pericope", "is_chapter", "verses_log", "position", "genre_boost",
     "xref_pool_votes", "xref_pool_links", "xref_popularity",
 )
 FEATURES: tuple[str, ...] = QUERY_FEATURES + CANDIDATE_FEATURES + tuple(f"genre_{g}" for g in GENRES)

@@ -1,6 +1,6 @@
-"""Stage 6, merge (pure): adjacent or overlapping verse hits become one range; a chapter whose verses
-hit densely absorbs them; a verse never comes back together with its own chapter, and no two results
-overlap."""
+"""Stage 6, merge (pure): adjacent or overlapping verse hits become one range; a pericope, then a chapter,
+whose verses hit densely absorbs them; a verse never comes back together with its own pericope or
+chapter, and no two results overlap."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from citebible_pipeline.query.fuse import Candidate
+
+
+LEVEL_RANK = {"verse": 0, "range": 0, "pericope": 1, "chapter": 2}
 
 
 def _chapter_of(vid: int) -> int:
@@ -23,10 +26,10 @@ def _absorb(into: Candidate, other: Candidate) -> None:
 def merge_ranges(cands: Sequence[Candidate]) -> list[Candidate]:
     """Within a chapter, verse and range candidates that touch or overlap become one range scored by
     their best member (the range is as relevant as its best verse, and more readable)."""
-    out: list[Candidate] = [c for c in cands if c.level == "chapter"]
+    out: list[Candidate] = [c for c in cands if LEVEL_RANK[c.level] > 0]
     by_chapter: dict[int, list[Candidate]] = defaultdict(list)
     for c in cands:
-        if c.level != "chapter":
+        if LEVEL_RANK[c.level] == 0:
             by_chapter[_chapter_of(c.start)].append(c)
     for group in by_chapter.values():
         group.sort(key=lambda c: (c.start, c.end))
@@ -47,38 +50,51 @@ def merge_ranges(cands: Sequence[Candidate]) -> list[Candidate]:
     return sorted(out, key=lambda c: (-c.score, c.start))
 
 
-def collapse_chapters(cands: Sequence[Candidate], verses_in: Callable[[int], int], ratio: float = 0.5) -> list[Candidate]:
-    """A chapter candidate and the verses inside it never both survive: the better scored side wins
-    and keeps the other's provenance. Without a chapter candidate, verses covering more than `ratio`
-    of their chapter collapse into it with their mean score."""
-    chapters = {_chapter_of(c.start): c for c in cands if c.level == "chapter"}
-    inner: dict[int, list[Candidate]] = defaultdict(list)
+def collapse(cands: Sequence[Candidate], level: str, container: Callable[[int], tuple[int, int] | None],
+             ratio: float = 0.5) -> list[Candidate]:
+    """A `level` candidate (pericope or chapter) and the smaller candidates inside it never both survive:
+    the better scored side wins and keeps the other's provenance. Without one, members covering more than
+    `ratio` of its verses collapse into it with their mean score."""
+    rank = LEVEL_RANK[level]
+    containers = {(c.start, c.end): c for c in cands if c.level == level}
+    inner: dict[tuple[int, int], list[Candidate]] = defaultdict(list)
     for c in cands:
-        if c.level != "chapter":
-            inner[_chapter_of(c.start)].append(c)
+        if LEVEL_RANK[c.level] < rank:
+            span = container(c.start)
+            if span is not None:
+                inner[span].append(c)
     drop: set[int] = set()
     new: list[Candidate] = []
-    for cid, members in inner.items():
-        chap = chapters.get(cid)
-        total = verses_in(cid)
-        covered = sum(m.end - m.start + 1 for m in members)
-        if chap is None and total and covered / total > ratio:
-            chap = Candidate(cid + 1, cid + total, "chapter", sum(m.score for m in members) / len(members))
-            chap.genre = max(members, key=lambda m: m.score).genre
-            new.append(chap)
-        if chap is None:
+    for (start, end), members in inner.items():
+        box = containers.get((start, end))
+        covered = sum(min(m.end, end) - max(m.start, start) + 1 for m in members)
+        if box is None and covered / (end - start + 1) > ratio:
+            box = Candidate(start, end, level, sum(m.score for m in members) / len(members))
+            box.genre = max(members, key=lambda m: m.score).genre
+            new.append(box)
+        if box is None:
             continue
         best = max(members, key=lambda m: m.score)
-        if chap.score >= best.score or chap in new:
+        if box.score >= best.score or box in new:
             for m in members:
-                _absorb(chap, m)
+                _absorb(box, m)
                 drop.add(id(m))
         else:
-            _absorb(best, chap)
-            drop.add(id(chap))
+            _absorb(best, box)
+            drop.add(id(box))
     out = [c for c in cands if id(c) not in drop] + [c for c in new if id(c) not in drop]
     return sorted(out, key=lambda c: (-c.score, c.start))
 
 
-def merge(cands: Sequence[Candidate], verses_in: Callable[[int], int], ratio: float = 0.5) -> list[Candidate]:
-    return collapse_chapters(merge_ranges(cands), verses_in, ratio)
+def merge(cands: Sequence[Candidate], verses_in: Callable[[int], int], ratio: float = 0.5,
+          pericope_of: Callable[[int], tuple[int, int] | None] | None = None) -> list[Candidate]:
+    """The hierarchy verse -> (range) -> pericope -> chapter."""
+    out = merge_ranges(cands)
+    if pericope_of is not None:
+        out = collapse(out, "pericope", pericope_of, ratio)
+
+    def chapter(vid: int) -> tuple[int, int] | None:
+        total = verses_in(_chapter_of(vid))
+        return (_chapter_of(vid) + 1, _chapter_of(vid) + total) if total else None
+
+    return collapse(out, "chapter", chapter, ratio)

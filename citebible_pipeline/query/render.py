@@ -26,7 +26,8 @@ def render_text(resp: SearchResponse, width: int = 100) -> str:
         lines.append(f"\nNo answer: {resp.reason}")
         return "\n".join(lines)
     for i, r in enumerate(resp.results, 1):
-        lines.append(f"\n{i}. {r.ref}  [{r.level}{', ' + r.genre if r.genre else ''}]  score {r.score:.3f}")
+        title = f"  “{r.title}”" if r.title else ""
+        lines.append(f"\n{i}. {r.ref}{title}  [{r.level}{', ' + r.genre if r.genre else ''}]  score {r.score:.3f}")
         if r.pinned is not None:
             pin = r.pinned.text
             if r.pinned.ref == r.ref:  # a single verse: its own highlights
