@@ -82,7 +82,7 @@ def abstention_floor(context: AssetExecutionContext, postgres: PostgresResource,
     from citebible_pipeline.themes.calibrate import calibrate_floor, store_floor
 
     started = time.perf_counter()
-    engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None)
+    engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None, reranker=None)  # the floor reads signals only
     floor, metrics = calibrate_floor(engine)
     with postgres.connect() as conn:
         floor_id = store_floor(conn, engine.space_id, floor, metrics)
