@@ -10,7 +10,6 @@ Usage: python benchmarks/bench_rerank.py [--rounds 3]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import time
 
@@ -18,25 +17,16 @@ from benchmarks.bench_query import QUERIES, pct
 from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, resolve_model_path
 from citebible_pipeline.query import Engine, SearchOptions
 from citebible_pipeline.query.rerank import CrossEncoderReranker, Reranker
-
+from citebible_pipeline.rerank.pools import Recorder
 
 POOL = 50
-
-
-class _Keep(Reranker):
-    def __init__(self) -> None:
-        self.seen = None
-
-    def rerank(self, engine, query, cands):
-        self.seen = (query, [dataclasses.replace(c, hits=list(c.hits)) for c in cands])
-        return cands
 
 
 def _time(engine: Engine, reranker: Reranker, pools, rounds: int) -> list[float]:
     out = []
     for _ in range(rounds):
         for q, cands in pools:
-            copies = [dataclasses.replace(c, hits=list(c.hits)) for c in cands]
+            copies = [c.copy() for c in cands]
             t = time.perf_counter()
             reranker.rerank(engine, q, copies)
             out.append((time.perf_counter() - t) * 1000)
@@ -50,7 +40,7 @@ def main() -> None:
     engine = Engine(llm=None)
     if engine.reranker is None or engine.reranker.kind != "features":
         raise SystemExit("no active feature model: run `make run` (it materializes reranker_model)")
-    keep, pools = _Keep(), []
+    keep, pools = Recorder(engine), []
     for q in QUERIES:
         keep.seen = None
         engine.rank(q, SearchOptions(floor=False, pool=80), reranker=keep)

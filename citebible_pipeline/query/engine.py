@@ -94,6 +94,7 @@ class Engine:
             self.floor = self._load_floor(conn)
             self.common = common_lexemes(conn, self.space_id)
             self.pericopes = self._load_pericopes(conn)
+            self._pericope_starts = sorted(self.pericopes)
             self.reranker = self._load_reranker(conn, reranker) if isinstance(reranker, str) else reranker
         self.load_seconds = time.perf_counter() - started
         log.info("engine ready in %.1fs: %d themes, floor %s, reranker %s", self.load_seconds, len(self.themes.keys),
@@ -134,7 +135,6 @@ class Engine:
             "SELECT e.id, e.id / 1000 * 1000 + e.verse_end, p.title FROM passage_embeddings e JOIN pericopes p"
             " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' ORDER BY e.id",
             (self.space_id,)).fetchall() if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] else []
-        self._pericope_starts = [r[0] for r in rows]
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def pericope_of(self, vid: int) -> tuple[int, int] | None:
@@ -172,7 +172,11 @@ class Engine:
             log.warning("no active %s reranker: materialize %s (serving the fused order)", which,
                         "reranker_model" if which == "features" else "reranker_cross_encoder")
             return None
-        return load_row(row, self.pool_tables(conn) if which == "features" else None)
+        return self._from_row(conn, row)
+
+    def _from_row(self, conn, row: tuple) -> Reranker:
+        """load_row with the pool tables a feature model needs (loaded once, only for one)."""
+        return load_row(row, self.pool_tables(conn) if row[1] == "features" else None)
 
     def reload_reranker(self) -> bool:
         """Swap in the kind's active model; one that fails to load leaves the current one serving."""
@@ -183,7 +187,7 @@ class Engine:
                 row = fetch_row(conn, kind=self.reranker.kind)
                 if row is None or row[0] == self.reranker.model_id:
                     return False
-                fresh = load_row(row, self.pool_tables(conn) if row[1] == "features" else None)
+                fresh = self._from_row(conn, row)
         except RerankerError as exc:
             log.error("reranker reload failed, model %s keeps serving: %s", self.reranker.model_id, exc)
             return False
@@ -277,13 +281,19 @@ class Engine:
             cands = reranker.rerank(self, rq, cands)
             learned = reranker.learned
         lap("rerank")
-        cands = final_scores(cands, use_prior=o.prior and not learned, genre_boosts=self.boosts if (o.boost and analysis.pastoral) else None,
-                             testament=analysis.testament if o.boost else None,
-                             testament_of=lambda vid: by_order(vid // 1_000_000).testament)
+        cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament)
         lap("boost")
         shown = [rw for rw, _ in variants]
         stems = disp.terms([clean] + [rw.text for rw in shown[1:] if rw.source != "llm"])
         return Ranked(analysis, q, shown, cands, False, note, signals, stems, t)
+
+    def boost(self, cands: list[Candidate], o: SearchOptions, *, learned: bool, pastoral: bool,
+              testament: str | None) -> list[Candidate]:
+        """Stage 8 (also how training measures a reranker as served): the prior is added only where no
+        learned reranker already weighed it; the genre boost only on pastoral intent."""
+        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=self.boosts if (o.boost and pastoral) else None,
+                            testament=testament if o.boost else None,
+                            testament_of=lambda vid: by_order(vid // 1_000_000).testament)
 
     def _lists(self, rows, variants, o: SearchOptions) -> list[RankedList]:
         grouped: dict[tuple[int, str, str], list] = {}

@@ -23,6 +23,10 @@ class Candidate:
     def key(self) -> tuple[int, int]:
         return (self.start, self.end)
 
+    def copy(self) -> Candidate:
+        """An independent copy (its own provenance list): the stages after fusion rescore in place."""
+        return Candidate(self.start, self.end, self.level, self.score, self.prior, self.dense, list(self.hits), self.genre)
+
 
 @dataclass(frozen=True)
 class RankedList:

@@ -44,7 +44,7 @@ def merge_ranges(cands: Sequence[Candidate]) -> list[Candidate]:
             else:
                 if cur is not None:
                     out.append(cur)
-                cur = Candidate(c.start, c.end, c.level, c.score, c.prior, c.dense, list(c.hits), c.genre)
+                cur = c.copy()
         if cur is not None:
             out.append(cur)
     return sorted(out, key=lambda c: (-c.score, c.start))

@@ -6,7 +6,6 @@ pipeline's own mistakes become the hard negatives."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -78,21 +77,21 @@ def labels(cands: Sequence[Candidate], gold: Sequence[Passage]) -> np.ndarray:
     return out
 
 
-class _Recorder(Reranker):
-    """Stands where the reranker stands and keeps what it was given."""
+class Recorder(Reranker):
+    """Stands where the reranker stands and keeps what it was given (training pools, the benchmark)."""
 
     def __init__(self, engine: Engine) -> None:
         self.tables = engine.pool_tables()
         self.seen: tuple[RerankQuery, list[Candidate], np.ndarray] | None = None
 
     def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
-        self.seen = (query, [dataclasses.replace(c, hits=list(c.hits)) for c in cands], compute(self.tables, query, cands))
+        self.seen = (query, [c.copy() for c in cands], compute(self.tables, query, cands))
         return cands
 
 
 def collect(engine: Engine, queries: Sequence[DevQuery], options: SearchOptions = POOL_OPTIONS,
             progress: Callable[[str], None] = log.info) -> list[Pool]:
-    recorder = _Recorder(engine)
+    recorder = Recorder(engine)
     vectors = engine.encode([q.text for q in queries]) if queries else []
     pools: list[Pool] = []
     started = time.perf_counter()

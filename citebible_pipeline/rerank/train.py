@@ -4,7 +4,6 @@ candidate is measured the way it serves: its rerank() on a copy of the pool, the
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -14,14 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from citebible_pipeline.bible.canon import by_order
 from citebible_pipeline.gold.metrics import Result, hit_at, ndcg_at
-from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.rerank import FeatureReranker, Reranker, passage_texts
-from citebible_pipeline.rerank.pools import Pool
+from citebible_pipeline.rerank.pools import POOL_OPTIONS, Pool
 
 log = logging.getLogger(__name__)
 VALID_SHARE = 0.15
@@ -50,13 +47,12 @@ def training_hash(pools: Sequence[Pool], settings: dict) -> str:
 
 
 def served_order(engine: Engine, pool: Pool, reranker: Reranker | None) -> list[Candidate]:
-    cands = [dataclasses.replace(c, hits=list(c.hits)) for c in pool.cands]
+    cands = [c.copy() for c in pool.cands]
     learned = False
     if reranker is not None:
         cands = reranker.rerank(engine, pool.rq, cands)
         learned = reranker.learned
-    return final_scores(cands, use_prior=not learned, genre_boosts=engine.boosts if pool.rq.pastoral else None,
-                        testament=None, testament_of=lambda vid: by_order(vid // 1_000_000).testament)
+    return engine.boost(cands, POOL_OPTIONS, learned=learned, pastoral=pool.rq.pastoral, testament=None)
 
 
 def quality(engine: Engine, pools: Sequence[Pool], reranker: Reranker | None) -> dict[str, float]:
