@@ -8,7 +8,7 @@ export TQDM_DISABLE := 1
 # The console shows progress at INFO; every DEBUG event stays in the UI's run log.
 QUIET := --config-json '{"loggers": {"console": {"config": {"log_level": "INFO"}}}}'
 
-.PHONY: install run test test-fast dev serve validate stop bench clean cross-encoder
+.PHONY: install run bsb test test-fast dev serve validate stop bench clean cross-encoder
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -21,8 +21,13 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 run: install
-	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select 'not key:reranker_cross_encoder' $(QUIET)
+	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select 'not key:reranker_cross_encoder' --partition web $(QUIET)
 	$(BIN)/citebible summary
+
+# The second translation: the BSB's partition of the corpus, genre and embedding assets (after `make run`).
+bsb: install
+	$(BIN)/dagster asset materialize -m citebible_pipeline.definitions --select 'bible_verses,bible_chapters,verse_genres,passage_embeddings' --partition bsb $(QUIET)
+	$(BIN)/citebible ask --translation bsb "My mother is dying and I'm angry at God"
 
 # The optional second reranker: fine-tune the cross-encoder (minutes on 2 cores), then measure it beside the default.
 cross-encoder: install

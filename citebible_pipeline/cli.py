@@ -55,7 +55,8 @@ def _eval(args: argparse.Namespace) -> int:
     others = {name: Engine(embedder=emb, llm=None, reranker=name) for name in args.rerankers}
     with connect() as conn:
         rows = evaluate_all(RetrievalContext(conn, emb), engine, limit=args.limit,
-                            ablation_limit=None if args.all else args.ablation_sample, rerankers=others)
+                            ablation_limit=None if args.all else args.ablation_sample, rerankers=others,
+                            pipeline_only=args.pipeline_only)
         run_id = record(conn, rows) if args.record else None
     print(format_table(rows))
     if run_id:
@@ -69,7 +70,7 @@ def _ask(args: argparse.Namespace) -> int:
 
     engine = Engine()
     try:
-        resp = engine.search(" ".join(args.query), k=args.k)
+        resp = engine.search(" ".join(args.query), k=args.k, translation=args.translation)
     except QueryValidationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -108,12 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--record", action="store_true", help="also store the results in eval_results")
     e.add_argument("--all", action="store_true", help="run the ablation rows on every held-out topic too")
     e.add_argument("--ablation-sample", type=int, default=300, help="held-out topics for the ablation rows")
+    e.add_argument("--pipeline-only", action="store_true", help="only no_rerank and full (compare two builds)")
     e.add_argument("--rerankers", nargs="*", default=[], metavar="NAME",
                    help="also measure `full` with these rerankers (features, cross_encoder, none, or a CrossEncoder path)")
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')
     a.add_argument("query", nargs="+")
     a.add_argument("-k", type=int, default=5, help="results to show (1-50)")
     a.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
+    a.add_argument("--translation", default="web", help="whose text answers: web (default) or bsb (after `make bsb`)")
     a.set_defaults(func=_ask)
     e.set_defaults(func=_eval)
     sv = sub.add_parser("serve", help="the HTTP API and reading page (http://HOST:PORT/)")

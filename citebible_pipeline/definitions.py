@@ -18,6 +18,7 @@ from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.schedules import (
     build_all_job,
     openbible_refresh_job,
+    translation_job,
     weekly_openbible_refresh,
 )
 from citebible_pipeline.sources.assets import archive_assets
@@ -28,7 +29,7 @@ defs = Definitions(
             *theme_assets, *rerank_assets],
     asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *gold_checks, *theme_checks,
                   *rerank_checks],
-    jobs=[build_all_job, openbible_refresh_job],
+    jobs=[build_all_job, translation_job, openbible_refresh_job],
     schedules=[weekly_openbible_refresh],
     resources={"postgres": PostgresResource(), "sources": SourcesResource(), "embedder": EmbedderResource()},
 )

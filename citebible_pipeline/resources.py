@@ -9,6 +9,7 @@ from pydantic import Field
 
 from citebible_pipeline.db import apply_migrations, connect, database_url
 from citebible_pipeline.db.embedded import dagster_home
+from citebible_pipeline.db.locks import exclusive
 from citebible_pipeline.sources import DATASETS, FetchResult, fetch, resolve_url
 
 _migrated: set[str] = set()
@@ -18,6 +19,8 @@ class PostgresResource(ConfigurableResource):
     """Postgres + pgvector. Empty url: DATABASE_URL / CITEBIBLE_DATABASE_URL, else the embedded server."""
 
     url: str = Field(default="", description="postgresql:// URL; empty means the environment or embedded default")
+    lock_wait_seconds: float = Field(default=60.0, description="how long a second run of the same asset partition "
+                                     "waits for the first before it fails")
 
     def resolved_url(self) -> str:
         url = self.url or database_url()
@@ -30,6 +33,12 @@ class PostgresResource(ConfigurableResource):
     def connect(self, autocommit: bool = False):
         """Commits on success, rolls back on error (psycopg's connection context), always closes."""
         with connect(self.resolved_url(), autocommit=autocommit) as conn:
+            yield conn
+
+    @contextmanager
+    def partition_writer(self, asset: str, partition: str):
+        """A connection that alone writes this asset's partition until the block ends (db/locks.py)."""
+        with self.connect() as conn, exclusive(conn, f"citebible:{asset}:{partition}", self.lock_wait_seconds):
             yield conn
 
 

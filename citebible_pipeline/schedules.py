@@ -10,6 +10,8 @@ from dagster import (
     define_asset_job,
 )
 
+from citebible_pipeline.partitions import translation_partitions
+
 REFRESH_SWITCH = "CITEBIBLE_WEEKLY_REFRESH"  # "on" starts the schedule RUNNING; otherwise it is STOPPED
 
 OPTIONAL_ASSETS = ("reranker_cross_encoder",)  # minutes of fine-tuning on 2 cores: materialized on demand
@@ -32,5 +34,12 @@ weekly_openbible_refresh = ScheduleDefinition(
 )
 
 build_all_job = define_asset_job(name="build_all", selection=AssetSelection.all() - AssetSelection.assets(*OPTIONAL_ASSETS),
-                                 description="Every asset but the optional cross-encoder fine-tune, in dependency order "
-                                 "(what `make run` materializes).")
+                                 partitions_def=translation_partitions,
+                                 description="Every asset but the optional cross-encoder fine-tune, in dependency order; "
+                                 "`make run` runs it for the web partition (the translation assets of the chosen "
+                                 "partition, every unpartitioned asset once).")
+
+TRANSLATION_ASSETS = ("bible_verses", "bible_chapters", "verse_genres", "passage_embeddings")
+translation_job = define_asset_job(
+    name="build_translation", selection=AssetSelection.assets(*TRANSLATION_ASSETS), partitions_def=translation_partitions,
+    description="One translation's corpus, genres and embeddings (a partition: web or bsb); `make bsb` runs it for the BSB.")

@@ -42,7 +42,7 @@ def print_summary() -> int:
             for v, qs, n, *m in latest:
                 cells = "".join(f"{'-' if x is None else f'{x:.3f}':>{w}}" for x, w in zip(m, (11, 9, 7, 12)))
                 print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
-        row = conn.execute("SELECT ref, text FROM verses WHERE id = 19034018").fetchone()
+        row = conn.execute("SELECT ref, text FROM verses WHERE translation = 'web' AND id = 19034018").fetchone()
         if row:
             print(f"\nLookup: {row[0]} — {row[1]}")
     if counts.get("abstention_floors"):

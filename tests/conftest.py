@@ -64,7 +64,8 @@ def corpus_db(pg_server, tmp_path_factory) -> dict:
     url = _create_db(pg_server["url"], f"corpus_{os.getpid()}")
     cache = tmp_path_factory.mktemp("cache")
     resources = {"postgres": PostgresResource(url=url), "sources": SourcesResource(cache_dir=str(cache))}
-    result = materialize([web_usfm_archive, bsb_usfm_archive, *bible_assets, *bible_checks], resources=resources)
+    result = materialize([web_usfm_archive, bsb_usfm_archive, *bible_assets, *bible_checks], resources=resources,
+                         partition_key="web")
     assert result.success
     return {"url": url, "cache": cache, "resources": resources, "result": result}
 
@@ -87,7 +88,8 @@ def embedded_db(corpus_db) -> dict:
     from citebible_pipeline.genre.assets import genre_assets, genre_checks
 
     resources = {**corpus_db["resources"], "embedder": EmbedderResource()}
-    result = materialize([*genre_assets, *genre_checks, *embedding_assets, *embedding_checks], resources=resources)
+    result = materialize([*genre_assets, *genre_checks, *embedding_assets, *embedding_checks], resources=resources,
+                         partition_key="web")
     assert result.success
     return {**corpus_db, "resources": resources, "embed_result": result}
 

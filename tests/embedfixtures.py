@@ -46,7 +46,7 @@ def load_subset(url: str, subset=SUBSET) -> int:
     tags = tag_verses(VerseFeatures(v.id, v.text, v.is_poetry, v.words_of_jesus) for v in rows)
     with connect(url) as conn:
         write_books(conn)
-        write_verses(conn, rows)
-        write_chapters(conn, chapters)
-        write_genres(conn, tags, DEFAULT_BOOSTS)
+        write_verses(conn, rows, "web")
+        write_chapters(conn, chapters, "web")
+        write_genres(conn, tags, DEFAULT_BOOSTS, "web")
     return len(rows)

@@ -14,26 +14,26 @@ pytestmark = pytest.mark.slow
 def verse(url, ref):
     with connect(url) as conn:
         return conn.execute(
-            "SELECT text, is_poetry, psalm_title, footnotes, strongs, is_empty FROM verses WHERE ref = %s", (ref,)
+            "SELECT text, is_poetry, psalm_title, footnotes, strongs, is_empty FROM verses WHERE translation = 'web' AND ref = %s", (ref,)
         ).fetchone()
 
 
 def test_asset_checks_pass_on_the_real_corpus(corpus_db):
     evals = {e.check_name: e for e in corpus_db["result"].get_asset_check_evaluations()}
-    assert evals["web_verses_complete"].passed, evals["web_verses_complete"].metadata
-    assert evals["web_chapters_complete"].passed
+    assert evals["bible_verses_complete"].passed, evals["bible_verses_complete"].metadata
+    assert evals["bible_chapters_complete"].passed
     with connect(corpus_db["url"]) as conn:
         n, ot, nt = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE testament='OT'), count(*) FILTER (WHERE testament='NT') FROM verses"
+            "SELECT count(*), count(*) FILTER (WHERE testament='OT'), count(*) FILTER (WHERE testament='NT') FROM verses WHERE translation = 'web'"
         ).fetchone()
         assert (n, ot, nt) == (31103, 23145, 7958)
-        assert conn.execute("SELECT count(*) FROM chapters").fetchone()[0] == 1189
-        empty = {r[0] for r in conn.execute("SELECT ref FROM verses WHERE is_empty")}
+        assert conn.execute("SELECT count(*) FROM chapters WHERE translation = 'web'").fetchone()[0] == 1189
+        empty = {r[0] for r in conn.execute("SELECT ref FROM verses WHERE translation = 'web' AND is_empty")}
         assert empty == {"Luke 17:36", "Acts 8:37", "Acts 15:34", "Acts 24:7", "Romans 16:25"}
-        residue = conn.execute(r"SELECT count(*) FROM verses WHERE text ~ '[\\|]' OR text LIKE '%strong=%'").fetchone()[0]
+        residue = conn.execute(r"SELECT count(*) FROM verses WHERE translation = 'web' AND (text ~ '[\\|]' OR text LIKE '%strong=%')").fetchone()[0]
         assert residue == 0
         # The WEB puts the Romans doxology at 14:24-26.
-        assert conn.execute("SELECT count(*) FROM verses WHERE book_order=45 AND chapter=14").fetchone()[0] == 26
+        assert conn.execute("SELECT count(*) FROM verses WHERE translation = 'web' AND book_order=45 AND chapter=14").fetchone()[0] == 26
 
 
 def test_exact_verse_texts(corpus_db):
@@ -61,14 +61,15 @@ def test_rematerializing_is_idempotent(corpus_db):
     def snapshot():
         with connect(corpus_db["url"]) as conn:
             return conn.execute(
-                "SELECT count(*), md5(string_agg(id::text || text, ',' ORDER BY id)) FROM verses"
-            ).fetchone(), conn.execute("SELECT count(*), md5(string_agg(text, ',' ORDER BY id)) FROM chapters").fetchone()
+                "SELECT count(*), md5(string_agg(id::text || text, ',' ORDER BY id)) FROM verses WHERE translation = 'web'"
+            ).fetchone(), conn.execute("SELECT count(*), md5(string_agg(text, ',' ORDER BY id)) FROM chapters"
+                                       " WHERE translation = 'web'").fetchone()
 
     before = snapshot()
-    result = materialize(bible_assets, resources=corpus_db["resources"])
+    result = materialize(bible_assets, resources=corpus_db["resources"], partition_key="web")
     assert result.success
     assert snapshot() == before
-    mats = result.asset_materializations_for_node("web_verses")
+    mats = result.asset_materializations_for_node("bible_verses")
     assert mats[0].metadata["rows_replaced"].value == 31103
 
 

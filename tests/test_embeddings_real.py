@@ -27,7 +27,7 @@ def test_jesus_wept_by_dense_search_alone(embedded_db):
         check_space(space, emb.space)
         hits = dense_search(conn, sid, space.dims, "verse", emb.encode_queries(["Jesus wept"])[0], k=3)
         assert "John 11:35" in [h[1] for h in hits]
-        genre = conn.execute("SELECT genre FROM passage_embeddings WHERE space_id=%s AND level='verse' AND ref='Psalm 23:1'",
+        genre = conn.execute("SELECT genre FROM passage_embeddings WHERE space_id=%s AND level='verse' AND translation='web' AND ref='Psalm 23:1'",
                              (sid,)).fetchone()[0]
         assert genre == "psalm"
 
@@ -37,7 +37,7 @@ def test_unchanged_rebuild_embeds_nothing(embedded_db):
 
     from citebible_pipeline.embeddings.assets import embedding_assets
 
-    result = materialize(embedding_assets, resources=embedded_db["resources"])
+    result = materialize(embedding_assets, resources=embedded_db["resources"], partition_key="web")
     assert result.success
     meta = result.asset_materializations_for_node("passage_embeddings")[0].metadata
     assert meta["embedded_now"].value == 0 and meta["unchanged"].value == 31098 + 1189 + 3015  # verses, chapters, pericopes

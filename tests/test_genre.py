@@ -92,12 +92,12 @@ def test_genre_asset_and_check(corpus_db):
     from citebible_pipeline.genre.assets import genre_assets, genre_checks
 
     result = materialize([*genre_assets, *genre_checks], resources=corpus_db["resources"],
-                         run_config={"ops": {"verse_genres": {"config": {"boosts": {"psalm": 1.3}}}}})
+                         run_config={"ops": {"verse_genres": {"config": {"boosts": {"psalm": 1.3}}}}}, partition_key="web")
     assert result.success
     [check] = result.get_asset_check_evaluations()
     assert check.passed
     with connect(corpus_db["url"]) as conn:
-        assert conn.execute("SELECT count(*) FROM verse_genres").fetchone()[0] == 31103
+        assert conn.execute("SELECT count(*) FROM verse_genres WHERE translation = 'web'").fetchone()[0] == 31103
         weights = dict(conn.execute("SELECT genre, weight FROM genre_boosts").fetchall())
         assert weights["psalm"] == pytest.approx(1.3) and weights["genealogy"] == pytest.approx(0.7)
         assert min(weights.values()) > 0 and set(weights) == set(GENRES)

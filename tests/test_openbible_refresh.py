@@ -125,7 +125,7 @@ def test_weekly_job_selects_exactly_openbible_and_downstream():
                 if k in openbible or graph.get_ancestor_asset_keys(k) & openbible} - {"reranker_cross_encoder"}
     assert selected == expected and "reranker_model" in selected
     assert {"openbible_cross_refs_archive", "cross_references", "topic_verses"} <= selected
-    assert "web_verses" not in selected and "passage_embeddings" not in selected
+    assert "bible_verses" not in selected and "passage_embeddings" not in selected
     schedule = defs.resolve_schedule_def("weekly_openbible_refresh")
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("0 3 * * 0", "UTC")
     assert job.run_config == {"resources": {"sources": {"config": {"use_live": True}}}}

@@ -24,7 +24,7 @@ def test_dagster_subprocess_attaches_to_the_running_server(pg_server, tmp_path):
     dagster = Path(sys.executable).with_name("dagster")
     proc = subprocess.Popen(
         [str(dagster), "asset", "materialize", "-m", "citebible_pipeline.definitions",
-         "--select", "web_usfm_archive,web_verses"],
+         "--select", "web_usfm_archive,bible_verses", "--partition", "web"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     queries = 0
@@ -37,5 +37,5 @@ def test_dagster_subprocess_attaches_to_the_running_server(pg_server, tmp_path):
     assert proc.returncode == 0, out[-3000:]
     assert queries > 5
     with connect(pg_server["url"]) as conn:
-        assert conn.execute("SELECT count(*) FROM verses").fetchone()[0] == 31103
+        assert conn.execute("SELECT count(*) FROM verses WHERE translation = 'web'").fetchone()[0] == 31103
     assert server_pid(pgdata) == pid_before  # same server, still running after the subprocess left

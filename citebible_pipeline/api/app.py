@@ -77,19 +77,21 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
 
     @app.get("/api/search", response_model=SearchResponse)
     def search(q: str = Query(..., max_length=MAX_QUERY_CHARS, description=f"at most {MAX_QUERY_CHARS} characters"),
-               k: int = Query(5, ge=1, le=50)) -> SearchResponse:
-        return holder.get().search(q, k=k)
+               k: int = Query(5, ge=1, le=50),
+               translation: str = Query("web", pattern=r"^[a-z]{2,8}$", description="web or bsb (when built)")
+               ) -> SearchResponse:
+        return holder.get().search(q, k=k, translation=translation)
 
     @app.get("/api/verses/{reference}")
-    def verses(reference: str) -> dict:
+    def verses(reference: str, translation: str = Query("web", pattern=r"^[a-z]{2,8}$")) -> dict:
         try:
             ref = parse_reference(reference)
         except ReferenceError as exc:
             return JSONResponse({"detail": str(exc)}, status_code=404)
         engine = holder.get()
         with engine.pool.connection() as conn:
-            rows = passage_verses(conn, ref.start_id, ref.end_id)
-        return {"reference": ref.format(), "translation": "web",
+            rows = passage_verses(conn, ref.start_id, ref.end_id, translation)
+        return {"reference": ref.format(), "translation": translation,
                 "verses": [VerseText(id=i, ref=r, text=t).model_dump() for i, r, t in rows]}
 
     @app.get("/api/health")
@@ -98,14 +100,15 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
             engine = holder.get()
             with engine.pool.connection() as conn:
                 counts = dict(conn.execute(
-                    "SELECT 'verses', count(*) FROM verses UNION ALL SELECT 'passage_embeddings', count(*) FROM"
-                    " passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes").fetchall())
+                    "SELECT 'verses', count(*) FROM verses WHERE translation = 'web' UNION ALL SELECT 'passage_embeddings',"
+                    " count(*) FROM passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes").fetchall())
         except UNREACHABLE as exc:
             return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": str(exc)[:200]},
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": f"reachable ({where()})",
                              "embedding_space": {"id": engine.space_id, "model": engine.embedder.model_id, "dims": engine.dims},
-                             "model_loaded": True, "floor_calibrated": engine.floor is not None, "rows": counts})
+                             "model_loaded": True, "floor_calibrated": engine.floor is not None, "rows": counts,
+                             "translations": sorted(engine.translations)})
 
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request, q: str = "", k: int = 5) -> HTMLResponse:

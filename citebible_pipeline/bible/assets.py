@@ -1,9 +1,11 @@
-"""Dagster wiring for the corpus: the WEB's verses and chapters, the BSB's pericopes, and their checks."""
+"""Dagster wiring for the corpus: each translation's verses and chapters (a partition each), the BSB's pericopes,
+and their checks."""
 
 
 import time
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetExecutionContext,
@@ -14,47 +16,60 @@ from dagster import (
     asset_check,
 )
 
+from citebible_pipeline.bible.canon import PROTESTANT_BOOKS, books
 from citebible_pipeline.bible.corpus import build_chapters, build_verses
-from citebible_pipeline.bible.pericopes import coverage_errors, from_archive
-from citebible_pipeline.bible.references import format_id, format_range
+from citebible_pipeline.bible.pericopes import canon_ids, coverage_errors, from_archive
+from citebible_pipeline.bible.references import format_id, format_range, parse_reference
+from citebible_pipeline.bible.translations import Translation, translation
 from citebible_pipeline.bible.store import write_books, write_chapters, write_pericopes, write_verses
 from citebible_pipeline.metadata import md_table
+from citebible_pipeline.partitions import default_translation, translation_partitions
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources.assets import bsb_usfm_archive, web_usfm_archive
 
-EXPECTED_VERSES = 31_103
 EXPECTED_CHAPTERS = 1_189
-FOOTNOTE_ONLY = {"Luke 17:36", "Acts 8:37", "Acts 15:34", "Acts 24:7", "Romans 16:25"}
 
 
 class CorpusConfig(Config):
     include_deuterocanon: bool = False
 
 
+def expected_ids(t: Translation) -> set[int]:
+    """The verse ids a translation's 66 books should have: the canon's, less the verses it does not
+    number, plus those it numbers past the canon (translations.py lists both)."""
+    canon = {v for b in books()[:PROTESTANT_BOOKS] for v in canon_ids(b)}
+    return (canon - {parse_reference(r).start_id for r in t.missing}) | set(t.beyond_canon)
+
+
 @asset(
-    deps=[web_usfm_archive],
+    deps=[web_usfm_archive, bsb_usfm_archive],
+    partitions_def=translation_partitions,
     group_name="bible",
     kinds={"postgres"},
-    code_version="1",
-    description="Every verse of the World English Bible (66 books; the deuterocanon behind a flag): clean text, "
-    "poetry/paragraph flags, Psalm titles, footnotes and Strong's numbers.",
+    code_version="2",
+    description="Every verse of one translation (a partition: web, bsb; the WEB's deuterocanon behind a flag): clean "
+    "text, poetry/paragraph flags, Psalm titles, footnotes and Strong's numbers, on the shared verse ids.",
 )
-def web_verses(
+def bible_verses(
     context: AssetExecutionContext, config: CorpusConfig, postgres: PostgresResource, sources: SourcesResource
 ) -> MaterializeResult:
+    t = translation(context.partition_key)
     started = time.perf_counter()
-    rows = build_verses(sources.cached("web_usfm"), include_deuterocanon=config.include_deuterocanon)
+    rows = build_verses(sources.cached(t.dataset), include_deuterocanon=config.include_deuterocanon, translation=t.key)
     parsed_s = time.perf_counter() - started
-    context.log.info(f"parsed {len(rows):,} verses in {parsed_s:.2f}s")
-    with postgres.connect() as conn:
+    context.log.info(f"{t.key}: parsed {len(rows):,} verses in {parsed_s:.2f}s")
+    with postgres.partition_writer("bible_verses", t.key) as conn:
         write_books(conn)
-        stats = write_verses(conn, rows)
+        stats = write_verses(conn, rows, t.key)
     sample = [r for r in rows if r.ref in ("Genesis 1:1", "Psalm 34:18", "John 11:35", "Romans 8:28")]
     return MaterializeResult(
         metadata={
+            "translation": t.name,
             "verses": len(rows),
             "books": len({r.book.order for r in rows}),
             "empty_verses": MetadataValue.json(sorted(r.ref for r in rows if not r.text)),
+            "canon_verses_it_does_not_number": MetadataValue.json(sorted(t.missing)),
+            "verses_past_the_canon": MetadataValue.json([r.ref for r in rows if r.id in t.beyond_canon]),
             "poetry_verses": sum(r.is_poetry for r in rows),
             "rows_replaced": stats.deleted,
             "parse_seconds": round(parsed_s, 2),
@@ -65,21 +80,23 @@ def web_verses(
 
 
 @asset(
-    deps=[web_verses],
+    deps=[bible_verses],
+    partitions_def=translation_partitions,
     group_name="bible",
     kinds={"postgres"},
-    code_version="1",
-    description="One row per chapter: its verse range and the verse texts joined (chapter-level retrieval).",
+    code_version="2",
+    description="One row per chapter of one translation: its verse range and the verse texts joined (chapter-level retrieval).",
 )
-def web_chapters(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
-    with postgres.connect() as conn:
+def bible_chapters(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
+    key = context.partition_key
+    with postgres.partition_writer("bible_chapters", key) as conn:
         verses = conn.execute(
-            "SELECT book_order, chapter, verse, verse_end, text FROM verses WHERE translation = 'web' ORDER BY id"
+            "SELECT book_order, chapter, verse, verse_end, text FROM verses WHERE translation = %s ORDER BY id", (key,)
         ).fetchall()
-        chapters = build_chapters(verses)
-        stats = write_chapters(conn, chapters)
+        chapters = build_chapters(verses, key)
+        stats = write_chapters(conn, chapters, key)
     longest = sorted(chapters, key=lambda c: len(c.text), reverse=True)[:5]
-    context.log.info(f"built {len(chapters):,} chapters from {len(verses):,} verses")
+    context.log.info(f"{key}: built {len(chapters):,} chapters from {len(verses):,} verses")
     return MaterializeResult(
         metadata={
             "chapters": len(chapters),
@@ -90,34 +107,43 @@ def web_chapters(context: AssetExecutionContext, postgres: PostgresResource) -> 
     )
 
 
-@asset_check(asset=web_verses, blocking=True, description="31,103 verses with unique ids; only the five footnote-only verses are empty; no markup residue.")
-def web_verses_complete(postgres: PostgresResource) -> AssetCheckResult:
+@asset_check(asset=bible_verses, blocking=True, partitions_def=translation_partitions,
+             description="Exactly the verse ids the translation should number (the canon, less and plus its listed "
+             "differences), unique; only its footnote-only verses are empty; no markup residue.")
+def bible_verses_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
+    t = translation(context.partition_key)
     with postgres.connect() as conn:
-        n, distinct, books_n = conn.execute(
-            "SELECT count(*), count(DISTINCT id), count(DISTINCT book_order) FROM verses WHERE translation='web' AND book_order <= 66"
-        ).fetchone()
-        empty = {r[0] for r in conn.execute("SELECT ref FROM verses WHERE translation='web' AND is_empty")}
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM verses WHERE translation = %s AND book_order <= %s", (t.key, PROTESTANT_BOOKS))]
+        empty = {r[0] for r in conn.execute("SELECT ref FROM verses WHERE translation = %s AND is_empty", (t.key,))}
         residue = conn.execute(
-            "SELECT count(*) FROM verses WHERE translation='web' AND (text LIKE %s OR text LIKE %s OR text LIKE %s)",
-            ("%\\%", "%|%", "%strong=%"),
+            "SELECT count(*) FROM verses WHERE translation = %s AND (text LIKE %s OR text LIKE %s OR text LIKE %s)",
+            (t.key, "%\\%", "%|%", "%strong=%"),
         ).fetchone()[0]
-    passed = n == EXPECTED_VERSES and distinct == n and books_n == 66 and empty == FOOTNOTE_ONLY and residue == 0
+    expected = expected_ids(t)
+    got = set(ids)
+    missing, extra = sorted(expected - got), sorted(got - expected)
+    passed = not missing and not extra and len(ids) == len(got) and empty == set(t.empty_verses) and residue == 0
     return AssetCheckResult(
         passed=passed,
         severity=AssetCheckSeverity.ERROR,
-        metadata={"verses": n, "distinct_ids": distinct, "books": books_n, "empty": MetadataValue.json(sorted(empty)),
-                  "residue_rows": residue, "expected_verses": EXPECTED_VERSES},
+        metadata={"verses": len(ids), "expected_verses": len(expected), "duplicate_ids": len(ids) - len(got),
+                  "missing": MetadataValue.json([format_id(v) for v in missing[:20]]),
+                  "unexpected": MetadataValue.json([format_id(v) for v in extra[:20]]),
+                  "empty": MetadataValue.json(sorted(empty)), "residue_rows": residue},
     )
 
 
-@asset_check(asset=web_chapters, blocking=True, description="1,189 chapters whose verse counts add up to the verse table.")
-def web_chapters_complete(postgres: PostgresResource) -> AssetCheckResult:
+@asset_check(asset=bible_chapters, blocking=True, partitions_def=translation_partitions,
+             description="1,189 chapters whose verse counts add up to the translation's verse table.")
+def bible_chapters_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
+    key = context.partition_key
     with postgres.connect() as conn:
         n, verses = conn.execute(
-            "SELECT count(*), coalesce(sum(verse_count), 0) FROM chapters WHERE translation='web' AND book_order <= 66"
-        ).fetchone()
+            "SELECT count(*), coalesce(sum(verse_count), 0) FROM chapters WHERE translation = %s AND book_order <= %s",
+            (key, PROTESTANT_BOOKS)).fetchone()
         expected_verses = conn.execute(
-            "SELECT count(*) FROM verses WHERE translation='web' AND book_order <= 66").fetchone()[0]
+            "SELECT count(*) FROM verses WHERE translation = %s AND book_order <= %s", (key, PROTESTANT_BOOKS)).fetchone()[0]
     return AssetCheckResult(
         passed=n == EXPECTED_CHAPTERS and verses == expected_verses,
         metadata={"chapters": n, "verses_covered": int(verses), "verses_in_table": expected_verses},
@@ -125,7 +151,7 @@ def web_chapters_complete(postgres: PostgresResource) -> AssetCheckResult:
 
 
 @asset(
-    deps=[bsb_usfm_archive, web_verses],  # web_verses: the check reads the corpus the passages must cover
+    deps=[bsb_usfm_archive, default_translation(bible_verses)],  # the check reads the corpus the passages cover
     group_name="bible",
     kinds={"postgres"},
     code_version="1",
@@ -171,5 +197,5 @@ def pericopes_cover_every_verse(postgres: PostgresResource) -> AssetCheckResult:
                             metadata={"uncovered_verses": uncovered, "verses_in_two": doubled, "bad_ranges": bad})
 
 
-bible_assets = [web_verses, web_chapters, pericopes]
-bible_checks = [web_verses_complete, web_chapters_complete, pericopes_cover_every_verse]
+bible_assets = [bible_verses, bible_chapters, pericopes]
+bible_checks = [bible_verses_complete, bible_chapters_complete, pericopes_cover_every_verse]

@@ -18,6 +18,7 @@ from citebible_pipeline.bible.canon import (
     verse_id,
 )
 from citebible_pipeline.bible.references import format_id, format_range
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION, translation as get_translation
 from citebible_pipeline.bible.usfm import (
     ParsedVerse,
     UsfmError,
@@ -25,12 +26,6 @@ from citebible_pipeline.bible.usfm import (
     parse_usfm,
 )
 
-# Per-translation source layout (data, not a fork of the parser): a member name gives its book code.
-FILE_PATTERNS = {
-    "web": re.compile(r"(?:^|/)\d+-([0-9A-Z]{3})[a-z-]*\.usfm$"),  # 02-GENeng-web.usfm
-    "bsb": re.compile(r"(?:^|/)\d+([0-9A-Z]{3})BSB\.usfm$"),  # 01GENBSB.usfm
-}
-TRANSLATION = "web"
 log = logging.getLogger(__name__)
 
 VERSE_COLUMNS = (
@@ -54,6 +49,7 @@ CHAPTER_TYPES = (
 
 @dataclass(frozen=True, slots=True)
 class VerseRow:
+    translation: str
     id: int
     book: Book
     chapter: int
@@ -71,7 +67,7 @@ class VerseRow:
     def as_tuple(self) -> tuple:
         b = self.book
         return (
-            TRANSLATION, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse, self.verse_end,
+            self.translation, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse, self.verse_end,
             self.ref, b.testament, self.text, self.text == "", self.is_poetry, self.paragraph_start,
             self.psalm_title, list(self.footnotes), list(self.strongs), self.words_of_jesus,
         )
@@ -79,6 +75,7 @@ class VerseRow:
 
 @dataclass(frozen=True, slots=True)
 class ChapterRow:
+    translation: str
     id: int
     book: Book
     chapter: int
@@ -91,15 +88,16 @@ class ChapterRow:
     def as_tuple(self) -> tuple:
         b = self.book
         return (
-            TRANSLATION, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse_start, self.verse_end,
+            self.translation, self.id, b.order, b.usfm, b.osis, b.name, self.chapter, self.verse_start, self.verse_end,
             self.ref, b.testament, self.text, self.verse_count,
         )
 
 
-def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translation: str = TRANSLATION
-                    ) -> Iterator[tuple[str, Book, bytes]]:
-    """(member name, book, bytes) for each canonical book in the zip, in canon order."""
-    pattern = FILE_PATTERNS[translation]
+def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION,
+                    books: frozenset[str] | None = None) -> Iterator[tuple[str, Book, bytes]]:
+    """(member name, book, bytes) for each canonical book in the zip (or those of `books`, USFM codes),
+    in canon order."""
+    pattern = get_translation(translation).file_pattern
     with zipfile.ZipFile(archive) as zf:
         found: list[tuple[Book, str]] = []
         for name in zf.namelist():
@@ -110,7 +108,7 @@ def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translati
                 book = by_usfm(m.group(1))
             except KeyError:
                 continue  # front matter, glossary
-            if book.order > PROTESTANT_BOOKS and not include_deuterocanon:
+            if (book.order > PROTESTANT_BOOKS and not include_deuterocanon) or (books and book.usfm not in books):
                 continue
             found.append((book, name))
         for book, name in sorted(found, key=lambda x: x[0].order):
@@ -130,29 +128,33 @@ def parse_file(name: str, book: Book, data: bytes) -> Iterator[ParsedVerse]:
         yield pv
 
 
-def parse_book(name: str, book: Book, data: bytes) -> list[VerseRow]:
-    return [_verse_row(book, pv, name) for pv in parse_file(name, book, data)]
+def parse_book(name: str, book: Book, data: bytes, translation: str = DEFAULT_TRANSLATION) -> list[VerseRow]:
+    return [_verse_row(book, pv, name, translation) for pv in parse_file(name, book, data)]
 
 
-def _verse_row(book: Book, pv: ParsedVerse, source: str) -> VerseRow:
-    if pv.chapter > book.chapters or pv.verse_end > book.verses_in(pv.chapter):
-        raise UsfmError(source, pv.line, f"{book.usfm} {pv.chapter}:{pv.verse} is outside the canon's verse counts")
+def _verse_row(book: Book, pv: ParsedVerse, source: str, translation: str) -> VerseRow:
     vid = verse_id(book.order, pv.chapter, pv.verse)
     ref = format_id(vid) if pv.verse_end == pv.verse else format_range(vid, verse_id(book.order, pv.chapter, pv.verse_end))
+    if pv.chapter > book.chapters or pv.verse_end > book.verses_in(pv.chapter):
+        # a verse the translation numbers past the canon keeps its own id only when its config lists it
+        if vid not in get_translation(translation).beyond_canon:
+            raise UsfmError(source, pv.line, f"{book.usfm} {pv.chapter}:{pv.verse} is outside the canon's verse counts")
     return VerseRow(
-        vid, book, pv.chapter, pv.verse, pv.verse_end, ref, pv.text, pv.is_poetry, pv.paragraph_start,
+        translation, vid, book, pv.chapter, pv.verse, pv.verse_end, ref, pv.text, pv.is_poetry, pv.paragraph_start,
         pv.psalm_title, tuple(pv.footnotes), tuple(pv.strongs), pv.words_of_jesus,
     )
 
 
-def build_verses(archive: Path, include_deuterocanon: bool = False) -> list[VerseRow]:
+def build_verses(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION,
+                 books: frozenset[str] | None = None) -> list[VerseRow]:
     rows: list[VerseRow] = []
-    for name, book, data in iter_usfm_files(archive, include_deuterocanon):
-        rows.extend(parse_book(name, book, data))
+    for name, book, data in iter_usfm_files(archive, include_deuterocanon, translation, books):
+        rows.extend(parse_book(name, book, data, translation))
     return rows
 
 
-def build_chapters(verses: Iterable[tuple[int, int, int, int, str]]) -> list[ChapterRow]:
+def build_chapters(verses: Iterable[tuple[int, int, int, int, str]], translation: str = DEFAULT_TRANSLATION
+                   ) -> list[ChapterRow]:
     """(book order, chapter, verse, verse_end, text) in canon order -> one row per chapter.
 
     Footnote-only verses count toward the chapter's verses but add no text.
@@ -164,5 +166,5 @@ def build_chapters(verses: Iterable[tuple[int, int, int, int, str]]) -> list[Cha
         first, last = rows[0][2], max(r[3] for r in rows)
         ref = format_range(verse_id(order, chapter, first), verse_id(order, chapter, last), whole_chapters=True)
         text = " ".join(r[4] for r in rows if r[4])
-        out.append(ChapterRow(verse_id(order, chapter, 0), book, chapter, first, last, ref, text, len(rows)))
+        out.append(ChapterRow(translation, verse_id(order, chapter, 0), book, chapter, first, last, ref, text, len(rows)))
     return out

@@ -2,9 +2,10 @@
 
 import time
 from functools import lru_cache
-from typing import Optional
+from typing import Literal, Optional
 
 from dagster import (
+    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetExecutionContext,
     Config,
@@ -16,11 +17,13 @@ from dagster import (
 )
 from pydantic import Field
 
-from citebible_pipeline.bible.assets import pericopes, web_chapters
+from citebible_pipeline.bible.assets import bible_chapters, pericopes
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.build import build_passage_embeddings
 from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, Embedder
 from citebible_pipeline.embeddings.store import LEVELS, active_space, index_name
 from citebible_pipeline.genre.assets import verse_genres
+from citebible_pipeline.partitions import translation_partitions
 from citebible_pipeline.resources import PostgresResource
 
 
@@ -45,16 +48,23 @@ class EmbedderResource(ConfigurableResource):
 class EmbeddingConfig(Config):
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200  # with ef_search 200: recall@50 0.983 vs exact (benchmarks/bench_embeddings.py)
+    chapter_vectors: Literal["encode", "derive"] = Field(
+        default="encode", description="encode a chapter's text in windows of whole verses, or derive its vector "
+        "from its verses' vectors (the re-normalized mean)")
+    pericope_vectors: Literal["encode", "derive"] = Field(default="derive", description="the same choice for pericopes")
+    books: list[str] = Field(default_factory=list, description="only these books (USFM codes), for a quick trial "
+                             "of a translation; empty: all (the check expects all)")
 
 
 @asset(
-    deps=[web_chapters, verse_genres, pericopes],
+    deps=[bible_chapters, verse_genres, pericopes],
+    partitions_def=translation_partitions,
     group_name="embeddings",
     kinds={"postgres", "pgvector"},
-    code_version="1",
-    description="Verse, chapter and pericope vectors in one pgvector table (one embedding space, document prefix "
-    "applied; chapters as mean-pooled windows of whole verses, pericopes derived from their verses' vectors), a "
-    "tsvector for full text, HNSW per level. Incremental.",
+    code_version="2",
+    description="One translation's verse, chapter and pericope vectors in one pgvector table (one embedding space, "
+    "document prefix applied; a level's vector encoded from windows of whole verses or derived from its verses' "
+    "vectors, per config), a tsvector for full text, HNSW per level and translation. Incremental.",
 )
 def passage_embeddings(
     context: AssetExecutionContext, config: EmbeddingConfig, postgres: PostgresResource, embedder: EmbedderResource
@@ -70,13 +80,22 @@ def passage_embeddings(
             context.log.info(f"embedded {done:,}/{total:,} texts ({rate:,.0f}/s, ETA {(total - done) / rate if rate else 0:,.0f}s)")
             last[0] = time.perf_counter()
 
-    with postgres.connect() as conn:
-        report = build_passage_embeddings(conn, emb, hnsw_m=config.hnsw_m, ef_construction=config.hnsw_ef_construction,
-                                          progress=progress)
+    key = context.partition_key
+    with postgres.partition_writer("passage_embeddings", key) as conn:
+        report = build_passage_embeddings(
+            conn, emb, translation=key, books=config.books, chapter_vectors=config.chapter_vectors,
+            pericope_vectors=config.pericope_vectors, activate_space=key == DEFAULT_TRANSLATION,
+            hnsw_m=config.hnsw_m, ef_construction=config.hnsw_ef_construction, progress=progress)
     space = emb.space
-    context.log.info(f"{report.embedded_now:,} passages embedded, {report.reused:,} unchanged, in {report.total_seconds:.1f}s")
+    context.log.info(f"{key}: {report.embedded_now:,} passages embedded, {report.reused:,} unchanged, in "
+                     f"{report.total_seconds:.1f}s")
     return MaterializeResult(
         metadata={
+            "translation": key,
+            "books": MetadataValue.json(config.books or "all"),
+            "chapter_vectors": config.chapter_vectors,
+            "pericope_vectors": config.pericope_vectors,
+            "embed_seconds": round(report.embed_seconds, 1),
             "verse_rows": report.verse_rows,
             "chapter_rows": report.chapter_rows,
             "pericope_rows": report.pericope_rows,
@@ -98,39 +117,43 @@ def passage_embeddings(
     )
 
 
-@asset_check(asset=passage_embeddings, blocking=True,
-             description="One row per verse with text, per chapter and per pericope, in the active space; dims match; "
-             "unit norm; HNSW present per level.")
-def passage_embeddings_complete(postgres: PostgresResource) -> AssetCheckResult:
+@asset_check(asset=passage_embeddings, blocking=True, partitions_def=translation_partitions,
+             description="One row per verse with text, per chapter and per pericope of the translation, in the active "
+             "space; dims match; unit norm; HNSW present per level.")
+def passage_embeddings_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
+    key = context.partition_key
     with postgres.connect() as conn:
         active = active_space(conn)
         if active is None:
             return AssetCheckResult(passed=False, metadata={"error": "no active embedding space"})
         sid, space = active
         counts = dict(conn.execute(
-            "SELECT level, count(*) FROM passage_embeddings WHERE space_id = %s GROUP BY level", (sid,)).fetchall())
-        expected_verses = conn.execute("SELECT count(*) FROM verses WHERE translation='web' AND NOT is_empty").fetchone()[0]
-        expected_chapters = conn.execute("SELECT count(*) FROM chapters WHERE translation='web'").fetchone()[0]
+            "SELECT level, count(*) FROM passage_embeddings WHERE space_id = %s AND translation = %s GROUP BY level",
+            (sid, key)).fetchall())
+        expected_verses = conn.execute("SELECT count(*) FROM verses WHERE translation = %s AND NOT is_empty",
+                                       (key,)).fetchone()[0]
+        expected_chapters = conn.execute("SELECT count(*) FROM chapters WHERE translation = %s", (key,)).fetchone()[0]
         bad_dims = conn.execute(
-            "SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND vector_dims(embedding) <> %s",
-            (sid, space.dims)).fetchone()[0]
+            "SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND translation = %s"
+            " AND vector_dims(embedding) <> %s", (sid, key, space.dims)).fetchone()[0]
         norm_min, norm_max = conn.execute(
-            "SELECT min(vector_norm(embedding)), max(vector_norm(embedding)) FROM passage_embeddings WHERE space_id = %s",
-            (sid,)).fetchone()
-        indexes = [conn.execute("SELECT to_regclass(%s)", (index_name(sid, lv),)).fetchone()[0] for lv in LEVELS]
+            "SELECT min(vector_norm(embedding)), max(vector_norm(embedding)) FROM passage_embeddings WHERE space_id = %s"
+            " AND translation = %s", (sid, key)).fetchone()
+        indexes = [conn.execute("SELECT to_regclass(%s)", (index_name(sid, lv, key),)).fetchone()[0] for lv in LEVELS]
         pericopes_missing = conn.execute(
             "SELECT count(*) FROM pericopes p WHERE NOT EXISTS (SELECT 1 FROM passage_embeddings e WHERE e.space_id = %s"
-            " AND e.level = 'pericope' AND e.id BETWEEN p.start_id AND p.end_id) AND EXISTS (SELECT 1 FROM verses v"
-            " WHERE v.translation = 'web' AND NOT v.is_empty AND v.id BETWEEN p.start_id AND p.end_id)", (sid,)).fetchone()[0]
+            " AND e.translation = %s AND e.level = 'pericope' AND e.id BETWEEN p.start_id AND p.end_id) AND EXISTS"
+            " (SELECT 1 FROM verses v WHERE v.translation = %s AND NOT v.is_empty AND v.id BETWEEN p.start_id AND p.end_id)",
+            (sid, key, key)).fetchone()[0]
     passed = (counts.get("verse") == expected_verses and counts.get("chapter") == expected_chapters and bad_dims == 0
               and pericopes_missing == 0
-              and abs(norm_min - 1) < 1e-3 and abs(norm_max - 1) < 1e-3 and all(indexes))
+              and norm_min is not None and abs(norm_min - 1) < 1e-3 and abs(norm_max - 1) < 1e-3 and all(indexes))
     return AssetCheckResult(
         passed=passed,
         metadata={"verse_rows": counts.get("verse", 0), "expected_verse_rows": expected_verses,
                   "chapter_rows": counts.get("chapter", 0), "expected_chapter_rows": expected_chapters,
                   "pericope_rows": counts.get("pericope", 0), "pericopes_without_a_row": pericopes_missing,
-                  "dims": space.dims, "wrong_dims": bad_dims, "norm_min": float(norm_min), "norm_max": float(norm_max),
+                  "dims": space.dims, "wrong_dims": bad_dims, "norm_min": float(norm_min or 0), "norm_max": float(norm_max or 0),
                   "hnsw_indexes": MetadataValue.json([str(i) for i in indexes])},
     )
 

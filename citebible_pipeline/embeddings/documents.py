@@ -58,8 +58,22 @@ def fit_windows(texts: Sequence[str], token_counts: Sequence[int], budget: int) 
     return [" ".join(w) for w in windows]
 
 
+VECTOR_MODES = ("encode", "derive")
+DERIVED = "derive"  # windows[0] of a document whose vector is the re-normalized mean of its verses' vectors
+
+
+def level_windows(mode: str, texts: Sequence[str], token_counts: Sequence[int], budget: int, title: str = "") -> tuple[str, ...]:
+    """What a container level embeds: `encode` its text in windows of whole verses, or `derive` its vector
+    from its verses' (the marker, then the verse texts, so the content hash still follows the text)."""
+    if mode == "derive":
+        return (DERIVED, title, *texts)
+    if mode == "encode":
+        return tuple(fit_windows(texts, token_counts, budget))
+    raise ValueError(f"a level's vectors are made by one of {VECTOR_MODES}, not {mode!r}")
+
+
 def build_documents(verses: Sequence[VerseInput], token_counts: Sequence[int], budget: int,
-                    chapters: dict[int, tuple[str, int, int]]) -> list[PassageDoc]:
+                    chapters: dict[int, tuple[str, int, int]], chapter_mode: str = "encode") -> list[PassageDoc]:
     """Verse docs (footnote-only verses have no text and are skipped) and one doc per chapter.
 
     `chapters` maps a chapter id (bbccc000) to (ref, verse_start, verse_end) from the chapters table.
@@ -75,16 +89,14 @@ def build_documents(verses: Sequence[VerseInput], token_counts: Sequence[int], b
         genre = Counter(v.genre for v in vs).most_common(1)[0][0]
         cid = order * 1_000_000 + chapter * 1_000
         ref, first, last = chapters[cid]  # from the chapters table: the full verse range
-        windows = fit_windows([v.text for v in vs], [n for _, n in items], budget)
+        windows = level_windows(chapter_mode, [v.text for v in vs], [n for _, n in items], budget)
         docs.append(PassageDoc("chapter", cid, order, vs[0].book, vs[0].book_name, chapter, first, last, ref,
-                               vs[0].testament, genre, " ".join(v.text for v in vs), tuple(windows)))
+                               vs[0].testament, genre, " ".join(v.text for v in vs), windows))
     return docs
 
 
-DERIVED = "derive"  # windows[0] of a document whose vector is the re-normalized mean of its verses' vectors
-
-
-def pericope_documents(verses: Sequence[VerseInput], pericopes: Sequence[tuple[int, int, str]]) -> list[PassageDoc]:
+def pericope_documents(verses: Sequence[VerseInput], pericopes: Sequence[tuple[int, int, str]], mode: str = "derive",
+                       token_counts: dict[int, int] | None = None, budget: int = 0) -> list[PassageDoc]:
     """One doc per pericope (start id, end id, title), split where one runs over a chapter boundary (the
     BSB has one), so that every row lies in one chapter like the other levels; the id is its first verse."""
     by_chapter: dict[int, list[VerseInput]] = {}
@@ -102,7 +114,9 @@ def pericope_documents(verses: Sequence[VerseInput], pericopes: Sequence[tuple[i
             ref = format_range(first.id, last.id - last.verse + last.verse_end)
             docs.append(PassageDoc("pericope", first.id, first.book_order, first.book, first.book_name, first.chapter,
                                    first.verse, last.verse_end, ref, first.testament, genre,
-                                   " ".join(v.text for v in vs), (DERIVED, title, *(v.text for v in vs))))
+                                   " ".join(v.text for v in vs),
+                                   level_windows(mode, [v.text for v in vs], [(token_counts or {}).get(v.id, 0) for v in vs],
+                                                 budget, title)))
     return docs
 
 

@@ -123,13 +123,14 @@ def tag_verses(verses: Iterable[VerseFeatures], overrides: list[Override] | None
     return [tag_verse(v, index) for v in verses]
 
 
-def write_genres(conn, tags: Iterable[GenreTag], boosts: Mapping[str, float]) -> None:
-    """Replace the boost table and the web translation's tags together, in one transaction."""
+def write_genres(conn, tags: Iterable[GenreTag], boosts: Mapping[str, float] | None, translation: str) -> None:
+    """Replace one translation's tags, and the boost table when given, together in one transaction."""
     with conn.transaction():
-        replace_rows(conn, "genre_boosts", ("genre", "weight"), ("text", "real"), sorted(boosts.items()))
+        if boosts is not None:
+            replace_rows(conn, "genre_boosts", ("genre", "weight"), ("text", "real"), sorted(boosts.items()))
         replace_rows(conn, "verse_genres", ("translation", "id", "genre", "genre_source"),
-                     ("text", "integer", "text", "text"), (("web", t.id, t.genre, t.source) for t in tags),
-                     sql.SQL("translation = %s"), ("web",))
+                     ("text", "integer", "text", "text"), ((translation, t.id, t.genre, t.source) for t in tags),
+                     sql.SQL("translation = %s"), (translation,))
 
 
 def validate_boosts(boosts: Mapping[str, float]) -> dict[str, float]:

@@ -18,6 +18,7 @@ from citebible_pipeline.openbible.assets import topic_verses
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.retrieval.baselines import RetrievalContext
+from citebible_pipeline.partitions import default_translation
 
 
 @asset(
@@ -50,8 +51,9 @@ def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
         straddling = conn.execute("SELECT count(*) FROM (SELECT split_key FROM topic_splits GROUP BY split_key"
                                   " HAVING count(DISTINCT split) > 1) x").fetchone()[0]
         curated = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'curated'").fetchone()[0]
-        unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.id = p.start_id)"
-                                  " OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.id = p.end_id)").fetchone()[0]
+        unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = 'web'"
+                                  " AND v.id = p.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = 'web'"
+                                  " AND v.id = p.end_id)").fetchone()[0]
     share = float(share or 0)
     return AssetCheckResult(passed=0.15 <= share <= 0.25 and straddling == 0 and curated >= 40 and unresolved == 0,
                             metadata={"heldout_share": share, "keys_on_both_sides": straddling, "curated": curated,
@@ -64,7 +66,7 @@ class EvalConfig(Config):
 
 
 @asset(
-    deps=[gold_set, passage_embeddings, "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
+    deps=[gold_set, default_translation(passage_embeddings), "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
     group_name="gold",
     kinds={"postgres"},
     code_version="2",

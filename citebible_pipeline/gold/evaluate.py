@@ -76,16 +76,17 @@ ABLATION_SAMPLE = 300  # held-out topics for the ablation rows in a build; `cite
 
 
 def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablation_limit: int | None = ABLATION_SAMPLE,
-                 rerankers: Mapping[str, object] | None = None) -> list[EvalRow]:
+                 rerankers: Mapping[str, object] | None = None, pipeline_only: bool = False) -> list[EvalRow]:
     """Baselines, `full` and `no_rerank` on every query, the ablation rows on the first `ablation_limit`
     held-out topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), and
-    `full+<name>` for each other engine in `rerankers` (another reranker), one table."""
+    `full+<name>` for each other engine in `rerankers` (another reranker), one table. `pipeline_only`:
+    just `no_rerank` and `full` (comparing two builds of the same pipeline)."""
     from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER, ablation_variants, full_variant
 
     extra = {f"full+{name}": full_variant(e)["full"] for name, e in (rerankers or {}).items()}
-    main = evaluate(ctx, {**VARIANTS, **full_variant(engine), **extra}, limit=limit)
+    main = evaluate(ctx, {**({} if pipeline_only else VARIANTS), **full_variant(engine), **extra}, limit=limit)
     cap = min(x for x in (limit, ablation_limit) if x is not None) if (limit or ablation_limit) else None
-    ablations = evaluate(ctx, ablation_variants(engine), limit=cap)
+    ablations = [] if pipeline_only else evaluate(ctx, ablation_variants(engine), limit=cap)
     sets = list(QUERY_SETS)
     order = [*VARIANT_ORDER, *extra]
     return sorted(main + ablations, key=lambda r: (sets.index(r.query_set), order.index(r.variant)))

@@ -12,7 +12,7 @@ from dagster import (
 )
 from psycopg import sql
 
-from citebible_pipeline.bible.assets import web_verses
+from citebible_pipeline.bible.assets import bible_verses
 from citebible_pipeline.bible.references import format_id
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.openbible.load import gated_replace, topic_id
@@ -30,6 +30,7 @@ from citebible_pipeline.sources.assets import (
     openbible_topic_votes_archive,
 )
 from citebible_pipeline.sources.datasets import DATASETS
+from citebible_pipeline.partitions import default_translation
 
 
 def _report_meta(rep: ParseReport) -> dict:
@@ -47,7 +48,7 @@ def _read(sources: SourcesResource, name: str):
 
 
 @asset(
-    deps=[openbible_cross_refs_archive, web_verses],
+    deps=[openbible_cross_refs_archive, default_translation(bible_verses)],
     group_name="openbible",
     kinds={"postgres"},
     code_version="1",
@@ -76,7 +77,7 @@ def cross_references(context: AssetExecutionContext, postgres: PostgresResource,
 
 
 @asset(
-    deps=[openbible_topic_votes_archive, openbible_topic_scores_archive, web_verses],
+    deps=[openbible_topic_votes_archive, openbible_topic_scores_archive, default_translation(bible_verses)],
     group_name="openbible",
     kinds={"postgres"},
     code_version="1",

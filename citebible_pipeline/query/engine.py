@@ -15,6 +15,7 @@ import numpy as np
 
 from citebible_pipeline.bible.canon import by_order, split_id
 from citebible_pipeline.bible.references import format_range, parse_reference
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool
 from citebible_pipeline.embeddings.embedder import Embedder, check_space
 from citebible_pipeline.embeddings.store import active_space
@@ -28,6 +29,7 @@ from citebible_pipeline.query.models import (
     Analysis,
     EngineNotReady,
     Hit,
+    QueryValidationError,
     Related,
     Result,
     Rewrite,
@@ -72,7 +74,7 @@ class Engine:
         started = time.perf_counter()
         self.url = url or database_url()
         self.embedder = embedder or Embedder()
-        self._tables: PoolTables | None = None
+        self._tables: dict[str, PoolTables] = {}
         self.llm = LLMConfig.from_env() if llm == "env" else llm
         self._encode_lock = threading.Lock()
         # a short wait for a connection: a caller (the API) answers 503 quickly while the database is down
@@ -87,13 +89,17 @@ class Engine:
             self.themes = self._load_themes(conn)
             self.genres = dict(conn.execute("SELECT id, genre FROM verse_genres WHERE translation = 'web'").fetchall())
             self.chapter_genres = dict(conn.execute(
-                "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'",
+                "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
+                " AND translation = 'web'",
                 (self.space_id,)).fetchall())
             self.boosts = {g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")}
             self.lexicon = lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = 'web'"))
             self.floor = self._load_floor(conn)
             self.common = common_lexemes(conn, self.space_id)
             self.pericopes = self._load_pericopes(conn)
+            self.translations = {r[0] for r in conn.execute(
+                "SELECT DISTINCT translation FROM passage_embeddings WHERE space_id = %s AND level = 'verse'",
+                (self.space_id,))}
             self._pericope_starts = sorted(self.pericopes)
             self.reranker = self._load_reranker(conn, reranker) if isinstance(reranker, str) else reranker
         self.load_seconds = time.perf_counter() - started
@@ -133,7 +139,8 @@ class Engine:
         """start id -> (end id, title) of each pericope-level row; empty (level off) before pericopes exist."""
         rows = conn.execute(
             "SELECT e.id, e.id / 1000 * 1000 + e.verse_end, p.title FROM passage_embeddings e JOIN pericopes p"
-            " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' ORDER BY e.id",
+            " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' AND e.translation = 'web'"
+            " ORDER BY e.id",
             (self.space_id,)).fetchall() if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] else []
         return {r[0]: (r[1], r[2]) for r in rows}
 
@@ -150,14 +157,15 @@ class Engine:
         p = self.pericopes.get(c.start)
         return p[1] if p is not None and (c.level == "pericope" or p[0] == c.end) else None
 
-    def pool_tables(self, conn=None) -> PoolTables:
-        """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use."""
-        if self._tables is None:
+    def pool_tables(self, conn=None, translation: str = DEFAULT_TRANSLATION) -> PoolTables:
+        """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use (per
+        translation: a second one costs its vectors only when it is first searched)."""
+        if translation not in self._tables:
             if conn is None:
                 with self.pool.connection() as c:
-                    return self.pool_tables(c)
-            self._tables = load_tables(conn, self.space_id, self.boosts)
-        return self._tables
+                    return self.pool_tables(c, translation)
+            self._tables[translation] = load_tables(conn, self.space_id, self.boosts, translation)
+        return self._tables[translation]
 
     def _load_reranker(self, conn, name: str) -> Reranker | None:
         """The stored model of the chosen kind; none stored yet serves the fused order (with a warning), a
@@ -212,6 +220,9 @@ class Engine:
         """Every stage up to the final order; `exclude` leaves themes out by split key (calibration,
         training); `reranker` overrides the engine's (training records the pool through it)."""
         o = options or SearchOptions()
+        if o.translation not in self.translations:
+            raise QueryValidationError(f"translation {o.translation!r} is not in the index (built: "
+                                       f"{', '.join(sorted(self.translations))}); materialize its passage_embeddings partition")
         reranker = self.reranker if reranker == "engine" else reranker
         t = {}
         clock = time.perf_counter()
@@ -277,7 +288,7 @@ class Engine:
         learned = False
         if o.rerank and reranker is not None:
             rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score,
-                             signals.get("theme", 0.0), analysis.pastoral, prior)
+                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation)
             cands = reranker.rerank(self, rq, cands)
             learned = reranker.learned
         lap("rerank")

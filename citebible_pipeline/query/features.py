@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 
 from citebible_pipeline.bible.canon import by_order
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
 from citebible_pipeline.query.fuse import Candidate
 
@@ -37,6 +38,7 @@ class RerankQuery:
     theme_top: float = 0.0
     pastoral: bool = False
     prior: Mapping[tuple[int, int], float] = field(default_factory=dict)
+    translation: str = DEFAULT_TRANSLATION  # whose verse vectors the features read
 
 
 @dataclass
@@ -61,7 +63,7 @@ def _matrix(rows) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load_tables(conn: psycopg.Connection, space_id: int, genre_boosts: Mapping[str, float],
-                translation: str = "web") -> PoolTables:
+                translation: str = DEFAULT_TRANSLATION) -> PoolTables:
     verse_ids, verse_vectors = _matrix(conn.execute(
         "SELECT id, embedding FROM passage_embeddings WHERE space_id = %s AND level = 'verse' AND translation = %s"
         " ORDER BY id", (space_id, translation)).fetchall())

@@ -37,7 +37,8 @@ class SearchOptions(BaseModel, frozen=True):
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
-    translation: str = "web"
+    translation: str = Field("web", pattern=r"^[a-z]{2,8}$", description="which translation's text answers (web, bsb); "
+                             "the same references either way")
 
 
 class Analysis(BaseModel):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import psycopg
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.query.features import FEATURES, PoolTables, RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import EngineNotReady
@@ -82,20 +83,21 @@ class FeatureReranker(Reranker):
     def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
         if not cands:
             return cands
-        raw = self.scores(compute(self.tables, query, cands))
+        tables = self.tables if query.translation == DEFAULT_TRANSLATION else engine.pool_tables(translation=query.translation)
+        raw = self.scores(compute(tables, query, cands))
         for c, s in zip(cands, np.exp(raw - raw.max())):
             c.score = float(s)
         return sorted(cands, key=lambda c: (-c.score, c.start))
 
 
-def passage_texts(engine: Engine, query: RerankQuery, cands: Sequence[Candidate], translation: str = "web") -> list[str]:
+def passage_texts(engine: Engine, query: RerankQuery, cands: Sequence[Candidate]) -> list[str]:
     """A cross-encoder's view of each candidate: a verse or short range whole, a chapter or long range as
     its PASSAGE_VERSES verses nearest the query, in reading order (one place for training and serving)."""
     from citebible_pipeline.query.retrieve import verse_rows
 
     ids = sorted({v for c in cands for v in range(c.start, c.end + 1)})
     with engine.pool.connection() as conn:
-        rows = verse_rows(conn, engine.space_id, ids, translation)
+        rows = verse_rows(conn, engine.space_id, ids, query.translation)
     out = []
     for c in cands:
         body = [v for v in range(c.start, c.end + 1) if v in rows]

@@ -26,9 +26,10 @@ Row = tuple[int, str, str, int, int, float]
 def common_lexemes(conn: psycopg.Connection, space_id: int, min_share: float = 0.03) -> list[str]:
     """Lexemes in more than `min_share` of the verses ('god', 'lord', 'say'): OR-ing them into a full-text
     query ranks thousands of rows for no information (what idf would discount), so they are dropped."""
-    total = conn.execute("SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND level = 'verse'",
-                         (space_id,)).fetchone()[0]
-    inner = sql.SQL("SELECT tsv FROM passage_embeddings WHERE space_id = {} AND level = 'verse'").format(sql.Literal(int(space_id)))
+    total = conn.execute("SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND level = 'verse'"
+                         " AND translation = 'web'", (space_id,)).fetchone()[0]
+    inner = sql.SQL("SELECT tsv FROM passage_embeddings WHERE space_id = {} AND level = 'verse' AND translation = 'web'"
+                    ).format(sql.Literal(int(space_id)))
     rows = conn.execute("SELECT word FROM ts_stat(%s) WHERE ndoc > %s", (inner.as_string(conn), min_share * total)).fetchall()
     return sorted(r[0] for r in rows)
 

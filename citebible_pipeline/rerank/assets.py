@@ -21,6 +21,7 @@ from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.assets import query_themes
+from citebible_pipeline.partitions import default_translation
 
 
 class RerankConfig(Config):
@@ -78,7 +79,7 @@ def _quality_meta(rows: dict) -> MetadataValue:
 
 
 @asset(
-    deps=[gold_set, passage_embeddings, query_themes],
+    deps=[gold_set, default_translation(passage_embeddings), query_themes],
     group_name="rerank",
     kinds={"postgres", "lightgbm"},
     code_version="1",
@@ -134,7 +135,7 @@ def reranker_model_sound(postgres: PostgresResource) -> AssetCheckResult:
 
 
 @asset(
-    deps=[gold_set, passage_embeddings, query_themes],
+    deps=[gold_set, default_translation(passage_embeddings), query_themes],
     group_name="rerank",
     kinds={"postgres", "pytorch"},
     code_version="1",

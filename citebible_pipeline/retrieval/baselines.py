@@ -55,6 +55,7 @@ def full_text(ctx: RetrievalContext, query: str) -> Retrieved:
     rows = ctx.conn.execute(
         "WITH q AS (SELECT nullif(replace(plainto_tsquery('english', %s)::text, '&', '|'), '')::tsquery AS q)"
         " SELECT p.id FROM passage_embeddings p, q WHERE q.q IS NOT NULL AND p.space_id = %s AND p.level = 'verse'"
+        " AND p.translation = 'web'"
         " AND p.tsv @@ q.q ORDER BY ts_rank_cd(p.tsv, q.q) DESC, p.id LIMIT %s",
         (query, ctx.space_id, ctx.k),
     ).fetchall()

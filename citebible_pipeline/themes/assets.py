@@ -19,10 +19,11 @@ from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.store import unique_cues, write_themes
 from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral
+from citebible_pipeline.partitions import default_translation
 
 
 @asset(
-    deps=[gold_set, passage_embeddings],
+    deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
     code_version="1",
