@@ -177,6 +177,7 @@ def test_derived_chapters_are_the_mean_of_their_verses(two_partitions):
         report = build_passage_embeddings(conn, Embedder(), translation="bsb", books=["RUT"], chapter_vectors="derive",
                                           activate_space=False)
         assert report.embedded_now == 4 and report.texts_encoded == 0  # Ruth's 4 chapters, nothing encoded
+        assert report.indexes_created == [f"passage_embeddings_hnsw_s{report.space_id}_bsb_chapter (rebuilt)"]
         sid = report.space_id
         rows = conn.execute("SELECT id, windows, embedding FROM passage_embeddings WHERE space_id = %s AND"
                             " translation = 'bsb' AND level = 'chapter'", (sid,)).fetchall()

@@ -20,6 +20,7 @@ from citebible_pipeline.embeddings.documents import (
 )
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.embeddings.store import (
+    LEVELS,
     activate,
     ensure_indexes,
     ensure_space,
@@ -28,6 +29,7 @@ from citebible_pipeline.embeddings.store import (
 )
 
 log = logging.getLogger(__name__)
+REINDEX_SHARE = 0.1  # rebuild a level's HNSW index when more than this share of its rows got new vectors
 
 
 @dataclass
@@ -139,7 +141,11 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, tr
     vectors.update(derive_vectors(conn, space_id, translation, [d for d in todo if d.windows[0] == DERIVED], vectors))
     embed_s = time.perf_counter() - t0
     counts = write_passages(conn, space_id, translation, docs, hashes, vectors)
-    created = ensure_indexes(conn, space_id, space.dims, translation, hnsw_m, ef_construction)
+    # A level whose vectors were mostly rewritten gets its graph rebuilt: HNSW keeps the replaced
+    # entries as dead nodes until a vacuum, and recall drifts after a bulk update.
+    rebuilt = {lv for lv in LEVELS
+               if sum(d.level == lv for d in todo) > REINDEX_SHARE * max(1, sum(d.level == lv for d in docs))}
+    created = ensure_indexes(conn, space_id, space.dims, translation, hnsw_m, ef_construction, rebuild=rebuilt)
     dropped = activate(conn, space_id) if activate_space else 0
     chapter_docs = [d for d in docs if d.level == "chapter"]
     encoded_chapters = [d for d in chapter_docs if d.windows[0] != DERIVED]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import psycopg
@@ -109,16 +109,19 @@ def index_name(space_id: int, level: str, translation: str) -> str:
 
 
 def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, translation: str, m: int = 16,
-                   ef_construction: int = 200, maintenance_work_mem: str = "1GB") -> list[str]:
+                   ef_construction: int = 200, maintenance_work_mem: str = "1GB", rebuild: Collection[str] = ()) -> list[str]:
     """Partial HNSW index per level of this space and translation (cosine; a search of one translation
     never post-filters another's rows), then ANALYZE. Returns indexes created now (a level added to an
-    existing space gets its index on the next build)."""
+    existing space gets its index on the next build; a level in `rebuild` is reindexed)."""
     created = []
     with conn.transaction():
         conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(maintenance_work_mem)))
         for level in LEVELS:
             name = index_name(space_id, level, translation)
             if conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]:
+                if level in rebuild:
+                    conn.execute(sql.SQL("REINDEX INDEX {}").format(sql.Identifier(name)))
+                    created.append(f"{name} (rebuilt)")
                 continue
             conn.execute(sql.SQL(
                 "CREATE INDEX {name} ON passage_embeddings USING hnsw ((embedding::vector({dims})) vector_cosine_ops)"

@@ -22,8 +22,8 @@ class SearchOptions(BaseModel, frozen=True):
     rewrite: bool = Field(True, description="step back to the need: themes routed from the query become extra queries")
     hybrid: bool = Field(True, description="add Postgres full text to dense retrieval")
     chapters: bool = Field(True, description="retrieve the chapter level as well as verses")
-    # Off by default: with the learned reranker (retrained each way) the level lowered held-out nDCG@10 0.432 ->
-    # 0.426 and curated_pastoral 0.419 -> 0.410 (without the reranker it raised pastoral 0.404 -> 0.422); README.
+    # Off by default: with the learned reranker (retrained each way) the level lowered every set's nDCG@10 (held-out
+    # 0.430 -> 0.426, curated_pastoral 0.428 -> 0.411, curated_study 0.671 -> 0.669, pericopes encoded); README.
     pericopes: bool = Field(False, description="retrieve the pericope level too (titled passages; merge verse -> pericope -> chapter)")
     merge: bool = Field(True, description="merge adjacent verses into ranges, collapse dense chapters")
     prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
