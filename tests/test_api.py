@@ -41,6 +41,16 @@ def test_verses_and_bad_reference(client):
 
 
 @pytest.mark.slow
+def test_a_translation_not_in_the_index_is_a_422_that_names_it(client):
+    r = client.get("/api/search", params={"q": "the armor of God", "translation": "kjv"})
+    assert r.status_code == 422 and "'kjv' is not in the index" in r.json()["detail"]
+    bad = client.get("/api/search", params={"q": "the armor of God", "translation": "BSB'; --"})
+    assert bad.status_code == 422 and "translation" in bad.json()["detail"]
+    web = client.get("/api/verses/John 3:16", params={"translation": "web"}).json()
+    assert web["translation"] == "web" and web["verses"][0]["text"].startswith("For God so loved the world")
+
+
+@pytest.mark.slow
 def test_health_reports_space_model_and_counts(client):
     r = client.get("/api/health")
     assert r.status_code == 200
