@@ -17,7 +17,7 @@ from citebible_pipeline.api.page import page_context
 from citebible_pipeline.bible.references import ReferenceError, parse_reference
 from citebible_pipeline.db.connection import UNREACHABLE, describe_url
 from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationError, SearchResponse
-from citebible_pipeline.query.models import MAX_QUERY_CHARS, VerseText
+from citebible_pipeline.query.models import MAX_QUERY_CHARS, TRANSLATION_KEY, VerseText
 from citebible_pipeline.query.retrieve import passage_verses
 
 log = logging.getLogger(__name__)
@@ -78,12 +78,12 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
     @app.get("/api/search", response_model=SearchResponse)
     def search(q: str = Query(..., max_length=MAX_QUERY_CHARS, description=f"at most {MAX_QUERY_CHARS} characters"),
                k: int = Query(5, ge=1, le=50),
-               translation: str = Query("web", pattern=r"^[a-z]{2,8}$", description="web or bsb (when built)")
+               translation: str = Query("web", pattern=TRANSLATION_KEY, description="web or bsb (when built)")
                ) -> SearchResponse:
         return holder.get().search(q, k=k, translation=translation)
 
     @app.get("/api/verses/{reference}")
-    def verses(reference: str, translation: str = Query("web", pattern=r"^[a-z]{2,8}$")) -> dict:
+    def verses(reference: str, translation: str = Query("web", pattern=TRANSLATION_KEY)) -> dict:
         try:
             ref = parse_reference(reference)
         except ReferenceError as exc:

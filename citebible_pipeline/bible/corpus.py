@@ -93,10 +93,9 @@ class ChapterRow:
         )
 
 
-def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION,
-                    books: frozenset[str] | None = None) -> Iterator[tuple[str, Book, bytes]]:
-    """(member name, book, bytes) for each canonical book in the zip (or those of `books`, USFM codes),
-    in canon order."""
+def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION
+                    ) -> Iterator[tuple[str, Book, bytes]]:
+    """(member name, book, bytes) for each canonical book in the zip, in canon order."""
     pattern = get_translation(translation).file_pattern
     with zipfile.ZipFile(archive) as zf:
         found: list[tuple[Book, str]] = []
@@ -108,7 +107,7 @@ def iter_usfm_files(archive: Path, include_deuterocanon: bool = False, translati
                 book = by_usfm(m.group(1))
             except KeyError:
                 continue  # front matter, glossary
-            if (book.order > PROTESTANT_BOOKS and not include_deuterocanon) or (books and book.usfm not in books):
+            if book.order > PROTESTANT_BOOKS and not include_deuterocanon:
                 continue
             found.append((book, name))
         for book, name in sorted(found, key=lambda x: x[0].order):
@@ -145,10 +144,10 @@ def _verse_row(book: Book, pv: ParsedVerse, source: str, translation: str) -> Ve
     )
 
 
-def build_verses(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION,
-                 books: frozenset[str] | None = None) -> list[VerseRow]:
+def build_verses(archive: Path, include_deuterocanon: bool = False, translation: str = DEFAULT_TRANSLATION
+                 ) -> list[VerseRow]:
     rows: list[VerseRow] = []
-    for name, book, data in iter_usfm_files(archive, include_deuterocanon, translation, books):
+    for name, book, data in iter_usfm_files(archive, include_deuterocanon, translation):
         rows.extend(parse_book(name, book, data, translation))
     return rows
 

@@ -19,10 +19,10 @@ class PartitionBusy(RuntimeError):
 
 def _holder(conn: psycopg.Connection, name: str) -> str:
     row = conn.execute(
-        "SELECT a.pid, a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+        "SELECT a.pid, a.backend_start FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
         " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
         "   AND (l.classid::bigint << 32 | l.objid::bigint) = hashtextextended(%s, 0) LIMIT 1", (name,)).fetchone()
-    return f"backend pid {row[0]} (connected {row[2]:%H:%M:%S})" if row else "another run"
+    return f"backend pid {row[0]} (connected {row[1]:%H:%M:%S})" if row else "another run"
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.documents import (
     DERIVED,
     PassageDoc,
@@ -78,7 +79,7 @@ def derive_vectors(conn: psycopg.Connection, space_id: int, translation: str, do
     return out
 
 
-def load_inputs(conn: psycopg.Connection, translation: str = "web", books: Sequence[str] = ()
+def load_inputs(conn: psycopg.Connection, translation: str = DEFAULT_TRANSLATION, books: Sequence[str] = ()
                 ) -> tuple[list[VerseInput], dict[int, tuple[str, int, int]]]:
     """The translation's verses with their genres (only `books`, USFM codes, when given) and its chapters."""
     rows = conn.execute(
@@ -114,7 +115,7 @@ def embed_docs(embedder: Embedder, docs: list[PassageDoc], progress: Callable[[i
     return out, len(texts)
 
 
-def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, translation: str = "web",
+def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, translation: str = DEFAULT_TRANSLATION,
                              books: Sequence[str] = (), chapter_vectors: str = "encode", pericope_vectors: str = "derive",
                              activate_space: bool = True, hnsw_m: int = 16, ef_construction: int = 200,
                              progress: Callable[[int, int], None] | None = None) -> BuildReport:
@@ -125,9 +126,9 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, tr
     verses, chapters = load_inputs(conn, translation, books)
     space = embedder.space
     budget = embedder.window_budget()
-    counts_ = embedder.token_counts([v.text for v in verses])
-    docs = build_documents(verses, counts_, budget, chapters, chapter_vectors)
-    docs += pericope_documents(verses, load_pericopes(conn), pericope_vectors, {v.id: n for v, n in zip(verses, counts_)},
+    tokens = embedder.token_counts([v.text for v in verses])
+    docs = build_documents(verses, tokens, budget, chapters, chapter_vectors)
+    docs += pericope_documents(verses, load_pericopes(conn), pericope_vectors, {v.id: n for v, n in zip(verses, tokens)},
                                budget)
     space_id = ensure_space(conn, space)
     conn.commit()

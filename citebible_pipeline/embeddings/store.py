@@ -10,6 +10,7 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.load import copy_rows
 from citebible_pipeline.embeddings.documents import DERIVED, PassageDoc
 from citebible_pipeline.embeddings.embedder import EmbeddingSpace
@@ -150,7 +151,8 @@ def activate(conn: psycopg.Connection, space_id: int) -> int:
 
 
 def dense_search(conn: psycopg.Connection, space_id: int, dims: int, level: str, query: np.ndarray, k: int = 10,
-                 ef_search: int | None = None, exact: bool = False, translation: str = "web") -> list[tuple[int, str, float]]:
+                 ef_search: int | None = None, exact: bool = False,
+                 translation: str = DEFAULT_TRANSLATION) -> list[tuple[int, str, float]]:
     """(id, ref, cosine similarity) nearest first. `exact` bypasses the index (for recall checks)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}")
