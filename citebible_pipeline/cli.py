@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+
 
 def _db(args: argparse.Namespace) -> int:
     from citebible_pipeline.db import apply_migrations, database_url
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("query", nargs="+")
     a.add_argument("-k", type=int, default=5, help="results to show (1-50)")
     a.add_argument("--json", action="store_true", help="print the SearchResponse as JSON")
-    a.add_argument("--translation", default="web", help="whose text answers: web (default) or bsb (after `make bsb`)")
+    a.add_argument("--translation", default=DEFAULT_TRANSLATION, help="whose text answers: web (default) or bsb (after `make bsb`)")
     a.set_defaults(func=_ask)
     e.set_defaults(func=_eval)
     sv = sub.add_parser("serve", help="the HTTP API and reading page (http://HOST:PORT/)")

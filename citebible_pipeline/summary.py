@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db import connect
 from citebible_pipeline.gold.access import QUERY_SETS
 from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
@@ -42,7 +43,8 @@ def print_summary() -> int:
             for v, qs, n, *m in latest:
                 cells = "".join(f"{'-' if x is None else f'{x:.3f}':>{w}}" for x, w in zip(m, (11, 9, 7, 12)))
                 print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
-        row = conn.execute("SELECT ref, text FROM verses WHERE translation = 'web' AND id = 19034018").fetchone()
+        row = conn.execute("SELECT ref, text FROM verses WHERE translation = %s AND id = 19034018",
+                           (DEFAULT_TRANSLATION,)).fetchone()
         if row:
             print(f"\nLookup: {row[0]} — {row[1]}")
     if counts.get("abstention_floors"):

@@ -15,6 +15,7 @@ from fastapi.templating import Jinja2Templates
 
 from citebible_pipeline.api.page import page_context
 from citebible_pipeline.bible.references import ReferenceError, parse_reference
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import UNREACHABLE, describe_url
 from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationError, SearchResponse
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, TRANSLATION_KEY, VerseText
@@ -78,12 +79,12 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
     @app.get("/api/search", response_model=SearchResponse)
     def search(q: str = Query(..., max_length=MAX_QUERY_CHARS, description=f"at most {MAX_QUERY_CHARS} characters"),
                k: int = Query(5, ge=1, le=50),
-               translation: str = Query("web", pattern=TRANSLATION_KEY, description="web or bsb (when built)")
+               translation: str = Query(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY, description="web or bsb (when built)")
                ) -> SearchResponse:
         return holder.get().search(q, k=k, translation=translation)
 
     @app.get("/api/verses/{reference}")
-    def verses(reference: str, translation: str = Query("web", pattern=TRANSLATION_KEY)) -> dict:
+    def verses(reference: str, translation: str = Query(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY)) -> dict:
         try:
             ref = parse_reference(reference)
         except ReferenceError as exc:
@@ -100,8 +101,9 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
             engine = holder.get()
             with engine.pool.connection() as conn:
                 counts = dict(conn.execute(
-                    "SELECT 'verses', count(*) FROM verses WHERE translation = 'web' UNION ALL SELECT 'passage_embeddings',"
-                    " count(*) FROM passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes").fetchall())
+                    "SELECT 'verses', count(*) FROM verses WHERE translation = %s UNION ALL SELECT 'passage_embeddings',"
+                    " count(*) FROM passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes",
+                    (DEFAULT_TRANSLATION,)).fetchall())
         except UNREACHABLE as exc:
             return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": str(exc)[:200]},
                                 status_code=503)

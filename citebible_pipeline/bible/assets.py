@@ -20,7 +20,7 @@ from citebible_pipeline.bible.canon import PROTESTANT_BOOKS, books
 from citebible_pipeline.bible.corpus import build_chapters, build_verses
 from citebible_pipeline.bible.pericopes import canon_ids, coverage_errors, from_archive
 from citebible_pipeline.bible.references import format_id, format_range, parse_reference
-from citebible_pipeline.bible.translations import Translation, translation
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION, Translation, translation
 from citebible_pipeline.bible.store import write_books, write_chapters, write_pericopes, write_verses
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.partitions import default_translation, translation_partitions
@@ -189,10 +189,11 @@ def pericopes_cover_every_verse(postgres: PostgresResource) -> AssetCheckResult:
         uncovered, doubled, bad = conn.execute(
             "SELECT (SELECT count(*) FROM verses v LEFT JOIN LATERAL (SELECT end_id FROM pericopes p"
             "         WHERE p.start_id <= v.id ORDER BY p.start_id DESC LIMIT 1) p ON true"
-            "        WHERE v.translation = 'web' AND v.book_order <= 66 AND (p.end_id IS NULL OR p.end_id < v.id)),"
+            "        WHERE v.translation = %s AND v.book_order <= %s AND (p.end_id IS NULL OR p.end_id < v.id)),"
             " (SELECT count(*) FROM (SELECT start_id, lag(end_id) OVER (ORDER BY start_id) AS prev_end FROM pericopes) x"
             "        WHERE prev_end >= start_id),"
-            " (SELECT count(*) FROM pericopes WHERE end_id < start_id OR btrim(title) = '')").fetchone()
+            " (SELECT count(*) FROM pericopes WHERE end_id < start_id OR btrim(title) = '')",
+            (DEFAULT_TRANSLATION, PROTESTANT_BOOKS)).fetchone()
     return AssetCheckResult(passed=uncovered == 0 and doubled == 0 and bad == 0,
                             metadata={"uncovered_verses": uncovered, "verses_in_two": doubled, "bad_ranges": bad})
 

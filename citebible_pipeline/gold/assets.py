@@ -10,6 +10,7 @@ from dagster import (
     asset_check,
 )
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.gold.build import build_gold
 from citebible_pipeline.gold.evaluate import ABLATION_SAMPLE, METRICS, evaluate_all, format_table, record
@@ -51,9 +52,9 @@ def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
         straddling = conn.execute("SELECT count(*) FROM (SELECT split_key FROM topic_splits GROUP BY split_key"
                                   " HAVING count(DISTINCT split) > 1) x").fetchone()[0]
         curated = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'curated'").fetchone()[0]
-        unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = 'web'"
-                                  " AND v.id = p.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = 'web'"
-                                  " AND v.id = p.end_id)").fetchone()[0]
+        unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
+                                  " AND v.id = p.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
+                                  " AND v.id = p.end_id)", (DEFAULT_TRANSLATION, DEFAULT_TRANSLATION)).fetchone()[0]
     share = float(share or 0)
     return AssetCheckResult(passed=0.15 <= share <= 0.25 and straddling == 0 and curated >= 40 and unresolved == 0,
                             metadata={"heldout_share": share, "keys_on_both_sides": straddling, "curated": curated,

@@ -14,6 +14,7 @@ from psycopg import sql
 
 from citebible_pipeline.bible.assets import bible_verses
 from citebible_pipeline.bible.references import format_id
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.openbible.load import gated_replace, topic_id
 from citebible_pipeline.openbible.parse import (
@@ -123,8 +124,8 @@ def _unresolved(conn, table: str, cols: tuple[str, ...]) -> int:
     total = 0
     for c in cols:
         total += conn.execute(sql.SQL(
-            "SELECT count(*) FROM {} x WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = 'web' AND v.id = x.{})"
-        ).format(sql.Identifier(table), sql.Identifier(c))).fetchone()[0]
+            "SELECT count(*) FROM {} x WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s AND v.id = x.{})"
+        ).format(sql.Identifier(table), sql.Identifier(c)), (DEFAULT_TRANSLATION,)).fetchone()[0]
     return total
 
 

@@ -87,13 +87,15 @@ class Engine:
             check_space(space, self.embedder.space)
             self.dims = space.dims
             self.themes = self._load_themes(conn)
-            self.genres = dict(conn.execute("SELECT id, genre FROM verse_genres WHERE translation = 'web'").fetchall())
+            self.genres = dict(conn.execute("SELECT id, genre FROM verse_genres WHERE translation = %s",
+                                            (DEFAULT_TRANSLATION,)).fetchall())
             self.chapter_genres = dict(conn.execute(
                 "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
-                " AND translation = 'web'",
-                (self.space_id,)).fetchall())
+                " AND translation = %s",
+                (self.space_id, DEFAULT_TRANSLATION)).fetchall())
             self.boosts = {g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")}
-            self.lexicon = lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = 'web'"))
+            self.lexicon = lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s",
+                                                                    (DEFAULT_TRANSLATION,)))
             self.floor = self._load_floor(conn)
             self.common = common_lexemes(conn, self.space_id)
             self.pericopes = self._load_pericopes(conn)
@@ -139,9 +141,9 @@ class Engine:
         """start id -> (end id, title) of each pericope-level row; empty (level off) before pericopes exist."""
         rows = conn.execute(
             "SELECT e.id, e.id / 1000 * 1000 + e.verse_end, p.title FROM passage_embeddings e JOIN pericopes p"
-            " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' AND e.translation = 'web'"
+            " ON e.id BETWEEN p.start_id AND p.end_id WHERE e.space_id = %s AND e.level = 'pericope' AND e.translation = %s"
             " ORDER BY e.id",
-            (self.space_id,)).fetchall() if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] else []
+            (self.space_id, DEFAULT_TRANSLATION)).fetchall() if conn.execute("SELECT to_regclass('pericopes')").fetchone()[0] else []
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def pericope_of(self, vid: int) -> tuple[int, int] | None:

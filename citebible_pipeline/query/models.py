@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+
 MAX_QUERY_CHARS = 500
 MAX_K = 50
 TRANSLATION_KEY = r"^[a-z]{2,8}$"  # a partition key (web, bsb); whether it is built, the engine says
@@ -38,7 +40,7 @@ class SearchOptions(BaseModel, frozen=True):
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
-    translation: str = Field("web", pattern=TRANSLATION_KEY, description="which translation's text answers (web, bsb); "
+    translation: str = Field(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY, description="which translation's text answers (web, bsb); "
                              "the same references either way")
 
 

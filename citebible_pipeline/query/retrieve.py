@@ -11,6 +11,8 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+
 
 @dataclass(frozen=True)
 class DenseQuery:
@@ -27,9 +29,9 @@ def common_lexemes(conn: psycopg.Connection, space_id: int, min_share: float = 0
     """Lexemes in more than `min_share` of the verses ('god', 'lord', 'say'): OR-ing them into a full-text
     query ranks thousands of rows for no information (what idf would discount), so they are dropped."""
     total = conn.execute("SELECT count(*) FROM passage_embeddings WHERE space_id = %s AND level = 'verse'"
-                         " AND translation = 'web'", (space_id,)).fetchone()[0]
-    inner = sql.SQL("SELECT tsv FROM passage_embeddings WHERE space_id = {} AND level = 'verse' AND translation = 'web'"
-                    ).format(sql.Literal(int(space_id)))
+                         " AND translation = %s", (space_id, DEFAULT_TRANSLATION)).fetchone()[0]
+    inner = sql.SQL("SELECT tsv FROM passage_embeddings WHERE space_id = {} AND level = 'verse' AND translation = {}"
+                    ).format(sql.Literal(int(space_id)), sql.Literal(DEFAULT_TRANSLATION))
     rows = conn.execute("SELECT word FROM ts_stat(%s) WHERE ndoc > %s", (inner.as_string(conn), min_share * total)).fetchall()
     return sorted(r[0] for r in rows)
 
@@ -44,7 +46,7 @@ def or_query(conn: psycopg.Connection, text: str, common: Sequence[str]) -> str 
 
 
 def retrieve(conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence[DenseQuery], k: int, ef_search: int,
-             fulltext: str | None, fulltext_k: int = 30, translation: str = "web", common: Sequence[str] = ()) -> list[Row]:
+             fulltext: str | None, fulltext_k: int = 30, translation: str = DEFAULT_TRANSLATION, common: Sequence[str] = ()) -> list[Row]:
     """One statement: each dense search is its own ORDER BY ... LIMIT branch (so each uses the level's
     partial HNSW index and never post-filters); the full-text branch ORs the query's stemmed terms,
     less the `common` ones."""
@@ -92,7 +94,7 @@ def cross_references(conn: psycopg.Connection, spans: Sequence[tuple[int, int]],
     ).fetchall()
 
 
-def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], translation: str = "web"
+def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], translation: str = DEFAULT_TRANSLATION
                ) -> dict[int, tuple[str, str, np.ndarray | None]]:
     """id -> (ref, text, verse vector or None) for display."""
     rows = conn.execute(
@@ -104,7 +106,7 @@ def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], tran
     return {r[0]: (r[1], r[2], None if r[3] is None else np.asarray(r[3].to_numpy(), np.float32)) for r in rows}
 
 
-def passage_verses(conn: psycopg.Connection, start_id: int, end_id: int, translation: str = "web"
+def passage_verses(conn: psycopg.Connection, start_id: int, end_id: int, translation: str = DEFAULT_TRANSLATION
                    ) -> list[tuple[int, str, str]]:
     """(id, ref, text) of every verse of a passage, in order (the CLI's and the API's lookups)."""
     return conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id BETWEEN %s AND %s ORDER BY id",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import Embedder, check_space
 from citebible_pipeline.embeddings.store import active_space, dense_search
 from citebible_pipeline.gold.metrics import Result
@@ -55,9 +56,9 @@ def full_text(ctx: RetrievalContext, query: str) -> Retrieved:
     rows = ctx.conn.execute(
         "WITH q AS (SELECT nullif(replace(plainto_tsquery('english', %s)::text, '&', '|'), '')::tsquery AS q)"
         " SELECT p.id FROM passage_embeddings p, q WHERE q.q IS NOT NULL AND p.space_id = %s AND p.level = 'verse'"
-        " AND p.translation = 'web'"
+        " AND p.translation = %s"
         " AND p.tsv @@ q.q ORDER BY ts_rank_cd(p.tsv, q.q) DESC, p.id LIMIT %s",
-        (query, ctx.space_id, ctx.k),
+        (query, ctx.space_id, DEFAULT_TRANSLATION, ctx.k),
     ).fetchall()
     return Retrieved([Result(r[0], r[0]) for r in rows])
 
