@@ -11,7 +11,7 @@ from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
 
 TABLES = (
     "books", "verses", "chapters", "verse_genres", "genre_boosts", "passage_embeddings", "cross_references",
-    "topics", "topic_verses", "gold_queries", "gold_passages", "query_themes", "theme_passages", "abstention_floors",
+    "topics", "topic_verses", "nave_topics", "nave_passages", "nave_links", "gold_queries", "gold_passages", "query_themes", "theme_passages", "abstention_floors",
     "reranker_models", "eval_results",
 )
 SAMPLE_QUERY = "My mother is dying and I'm angry at God"
@@ -32,16 +32,20 @@ def print_summary() -> int:
         for t, n in counts.items():
             print(f"  {t:<20} {'(missing)' if n is None else f'{n:,} rows'}")
         latest = conn.execute(
-            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5, abstention_accuracy FROM eval_results"
+            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5, abstention_accuracy, top_passage_share,"
+            " distinct_per_100 FROM eval_results"
             " WHERE run_id = (SELECT run_id FROM eval_results ORDER BY run_at DESC LIMIT 1)"
             " ORDER BY array_position(%s, query_set), array_position(%s, variant), variant",
             (list(QUERY_SETS), list(VARIANT_ORDER)),
         ).fetchall() if counts.get("eval_results") else []
         if latest:
-            print("\nLatest retrieval_eval (ablation rows on a fixed sample of held-out topics, see n):")
-            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'abstain ok':>12}")
+            print("\nLatest retrieval_eval (ablation rows on a fixed sample of held-out queries, see n; top share and"
+                  " distinct/100: concentration of the top-5 answers):")
+            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'abstain ok':>12}"
+                  f"{'top share':>11}{'distinct/100':>14}")
             for v, qs, n, *m in latest:
-                cells = "".join(f"{'-' if x is None else f'{x:.3f}':>{w}}" for x, w in zip(m, (11, 9, 7, 12)))
+                cells = "".join(f"{'-' if x is None else (f'{x:.1f}' if w == 14 else f'{x:.3f}'):>{w}}"
+                                for x, w in zip(m, (11, 9, 7, 12, 11, 14)))
                 print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
         row = conn.execute("SELECT ref, text FROM verses WHERE translation = %s AND id = 19034018",
                            (DEFAULT_TRANSLATION,)).fetchone()

@@ -96,22 +96,25 @@ def embedded_db(corpus_db) -> dict:
 
 @pytest.fixture(scope="session")
 def full_db(embedded_db) -> dict:
-    """embedded_db plus the OpenBible imports, the gold set, the query themes and floor, the feature
+    """embedded_db plus the OpenBible and Nave's imports, the gold set, the query themes and floor, the feature
     reranker (trained on a sample of topics) and one evaluation run (on a sample of the held-out topics,
     to keep the suite fast): every asset of `make run`."""
     from dagster import materialize
 
     from citebible_pipeline.gold.assets import gold_assets, gold_checks
+    from citebible_pipeline.naves.assets import naves_assets, naves_checks
     from citebible_pipeline.themes.assets import theme_assets, theme_checks
     from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
     from citebible_pipeline.rerank.assets import reranker_model, reranker_model_sound
     from citebible_pipeline.sources.assets import (
         openbible_cross_refs_archive,
         openbible_topic_scores_archive,
+        naves_archive,
         openbible_topic_votes_archive,
     )
 
     result = materialize([openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
+                          naves_archive, *naves_assets, *naves_checks,
                           *openbible_assets, *openbible_checks, *gold_assets, *gold_checks, *theme_assets, *theme_checks,
                           reranker_model, reranker_model_sound],
                          resources=embedded_db["resources"],

@@ -7,18 +7,21 @@ from pathlib import Path
 import pytest
 
 from citebible_pipeline.db import connect
-from citebible_pipeline.gold.access import eval_queries, training_topic_passages
+from citebible_pipeline.gold.access import eval_queries, training_nave_passages, training_topic_passages
 from citebible_pipeline.gold.build import build_gold, grade, load_curated
 from citebible_pipeline.gold.metrics import (
     Passage,
     Result,
     abstention_correct,
+    concentration,
     hit_at,
     mrr_at,
     ndcg_at,
     recall_at,
 )
 from citebible_pipeline.gold.split import side, split_key
+from citebible_pipeline.naves.parse import entry_id
+from citebible_pipeline.naves.queries import readable
 from citebible_pipeline.openbible.load import topic_id
 
 GOLD = [Passage(10, 10, 3), Passage(20, 22, 2), Passage(30, 30, 1)]
@@ -87,6 +90,54 @@ def _insert_topics(url, topics):
                 conn.execute("INSERT INTO topic_verses VALUES (%s, %s, %s, %s, NULL)", (tid, s, s, 10 + s % 7))
 
 
+def _insert_naves(url, subject, labels):
+    """A subject with one sub-entry per label, each listing its passages."""
+    with connect(url) as conn:
+        root = entry_id(subject, (), 0)
+        conn.execute("INSERT INTO nave_topics VALUES (%s, %s, '', '{}', 0, NULL, 1)", (root, subject))
+        for n, (label, passages) in enumerate(labels.items(), start=2):
+            eid = entry_id(subject, (label,), 0)
+            conn.execute("INSERT INTO nave_topics VALUES (%s, %s, %s, %s, 1, %s, %s)", (eid, subject, label, [label], root, n))
+            for s in passages:
+                conn.execute("INSERT INTO nave_passages VALUES (%s, %s, %s)", (eid, s, s))
+
+
+def _side_label(subject, want, labels):
+    return next(lab for lab in labels if side(readable(subject, (lab,))) == want)
+
+
+def test_training_nave_accessor_never_leaks_heldout(db_url):
+    _insert_topics(db_url, {"comfort": [19023001 + i for i in range(5)]})
+    labels = ["In sorrow", "In prayer", "Of saints", "In old age", "In sickness", "Of the widow", "In exile", "Of God"]
+    heldout = _side_label("AFFLICTIONS", "heldout", labels)
+    training = _side_label("AFFLICTIONS", "training", labels)
+    ps = [19088001 + i for i in range(4)]
+    # the held-out label, its near duplicate (plural: the same split key), a training label, and one with 2 passages
+    _insert_naves(db_url, "AFFLICTIONS", {heldout: ps, heldout + "s": ps[:3], training: ps, "Of David": ps[:2]})
+    with connect(db_url) as conn:
+        with pytest.raises(RuntimeError, match="materialize gold_set"):
+            training_nave_passages(conn)
+        stats = build_gold(conn)
+        assert stats.nave_queries == 3 and stats.dev_sentences >= 80
+        seen = {p.text for p in training_nave_passages(conn)}
+        assert readable("AFFLICTIONS", (heldout,)) not in seen and readable("AFFLICTIONS", (heldout + "s",)) not in seen
+        assert readable("AFFLICTIONS", (training,)) in seen
+        held = {q.text: q for q in eval_queries(conn, "nave_heldout")}
+        assert set(held) == {readable("AFFLICTIONS", (heldout,)), readable("AFFLICTIONS", (heldout + "s",))}
+        assert all(p.grade == 1 for q in held.values() for p in q.passages)
+        assert len(eval_queries(conn, "dev_sentences")) == stats.dev_sentences
+
+
+def test_concentration_punishes_one_answer_for_everyone():
+    famous = Result(23041010, 23041010)
+    same = [[famous, Result(i, i), Result(i + 1, i + 1)] for i in range(0, 100, 10)]
+    assert concentration(same) == (1.0, pytest.approx(100 * 21 / 30))
+    # a range around the famous verse is still the famous passage; abstentions are left out
+    varied = [[Result(23041009, 23041011)], [Result(1, 1)], [], [Result(2, 2), famous]]
+    assert concentration(varied) == (pytest.approx(2 / 3), pytest.approx(100 * 4 / 4))
+    assert concentration([[], []]) == (None, None)
+
+
 def test_training_accessor_never_leaks_heldout(db_url):
     words = ["grief", "hope", "comfort", "anger", "peace", "fear", "joy", "trust", "mercy", "patience", "rest", "healing"]
     heldout = next(w for w in words if side(w) == "heldout")
@@ -95,6 +146,7 @@ def test_training_accessor_never_leaks_heldout(db_url):
     topics = {heldout: [40005004 + i for i in range(6)], heldout + "s": [19034018, 19147003],
               training: [45015013 + i for i in range(6)], "pizza": [1001001, 1001002]}
     _insert_topics(db_url, topics)
+    _insert_naves(db_url, "COMFORT", {"In sorrow": [19023001, 19023002, 19023003]})
     with connect(db_url) as conn:
         with pytest.raises(RuntimeError, match="materialize gold_set"):
             training_topic_passages(conn)
@@ -112,10 +164,13 @@ def test_training_accessor_never_leaks_heldout(db_url):
 ALLOWED_READERS = {
     "topic_verses": {"openbible/assets.py", "gold/build.py", "gold/access.py"},
     "gold_passages": {"gold/access.py", "gold/build.py", "gold/assets.py"},
+    # Nave's listed passages: the loader's checks, the gold builder and the door (training side only)
+    "nave_passages": {"naves/assets.py", "gold/nave_set.py", "gold/access.py"},
+    "nave_splits": {"gold/access.py", "gold/assets.py"},
 }
 
 
-def test_only_the_accessor_reads_topic_votes():
+def test_only_the_accessor_reads_topic_votes_and_nave_passages():
     pkg = Path(__file__).resolve().parents[1] / "citebible_pipeline"
     for table, allowed in ALLOWED_READERS.items():
         pattern = re.compile(rf"\b(from|join)\s+{table}\b", re.IGNORECASE)

@@ -3,6 +3,7 @@
 import pytest
 
 from citebible_pipeline.db import connect
+from citebible_pipeline.gold.access import QUERY_SETS
 from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER
 
 pytestmark = pytest.mark.slow
@@ -16,6 +17,14 @@ def test_gold_set_on_real_topics(full_db):
     assert meta["gold_topic_queries"].value > 3000 and meta["curated_queries"].value >= 40
     share = meta["gold_topic_queries_heldout"].value / meta["gold_topic_queries"].value
     assert 0.17 < share < 0.23
+    # Nave's: the query rule keeps about 2,400 sub-entries, a fifth of them held out; the dev sentences load
+    assert 2000 < meta["nave_queries"].value < 3000 and meta["dev_sentences"].value >= 80
+    assert 0.15 < meta["nave_queries_heldout"].value / meta["nave_queries"].value < 0.25
+    naves = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("nave_index")}
+    assert naves["nave_topics"]["subjects"].value == 5319
+    assert naves["nave_passages"]["reject_share"].value <= 0.005
+    assert "AFFLICTIONS AND ADVERSITIES: PRAYER IN" in naves["nave_passages"]["preview_psalm_88_9"].value
+    assert evals["nave_passages_resolvable"].passed and evals["nave_topics_sound"].passed
 
 
 def test_baseline_table_recorded(full_db):
@@ -24,15 +33,16 @@ def test_baseline_table_recorded(full_db):
     table = meta["table"].value
     assert "bm25" in table and "dense_raw" in table and "full" in table
     for variant in VARIANT_ORDER:
-        for qs in ("heldout_topics", "curated_pastoral", "curated_study"):
-            for m in ("recall_50", "ndcg_10", "hit_5"):
+        for qs in ("heldout_topics", "curated_pastoral", "curated_study", "nave_heldout", "dev_sentences"):
+            for m in ("recall_50", "ndcg_10", "hit_5", "top_passage_share"):
                 assert 0.0 <= meta[f"{variant}.{qs}.{m}"].value <= 1.0
+            assert 0.0 < meta[f"{variant}.{qs}.distinct_per_100"].value <= 100.0
     # measured, not assumed: one raw embedding beats lexical search on held-out topic names
     assert meta["dense_raw.heldout_topics.ndcg_10"].value > meta["bm25.heldout_topics.ndcg_10"].value
     with connect(full_db["url"]) as conn:
         rows = conn.execute("SELECT variant, query_set, queries FROM eval_results WHERE run_id = %s",
                             (meta["run_id"].value,)).fetchall()
-    assert {r[0] for r in rows} == set(VARIANT_ORDER) and len(rows) == 4 * len(VARIANT_ORDER)
+    assert {r[0] for r in rows} == set(VARIANT_ORDER) and len(rows) == len(QUERY_SETS) * len(VARIANT_ORDER)
     assert {r[2] for r in rows if r[1] == "heldout_topics" and r[0] in ("bm25", "full")} == {200}
     assert {r[2] for r in rows if r[1] == "heldout_topics" and r[0] == "+rewrite"} == {100}
 
@@ -45,4 +55,4 @@ def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "variant" in out and "abstention_accuracy" in out
     for variant in VARIANT_ORDER:
-        assert sum(line.split()[0] == variant for line in out.splitlines() if line.strip()) == 4, variant
+        assert sum(line.split()[0] == variant for line in out.splitlines() if line.strip()) == len(QUERY_SETS), variant

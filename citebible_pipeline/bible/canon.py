@@ -102,3 +102,15 @@ def verse_id(order: int, chapter: int, verse: int) -> int:
 
 def split_id(vid: int) -> tuple[int, int, int]:
     return vid // 1_000_000, vid // 1_000 % 1_000, vid % 1_000
+
+
+ROM, JN3 = 45, 64
+
+
+def to_web(order: int, chapter: int, verse: int) -> tuple[int, int, int]:
+    """English (KJV/ESV) numbering -> the WEB's, where they differ (OpenBible and Nave's use the English)."""
+    if order == ROM and chapter == 16 and 25 <= verse <= 27:
+        return ROM, 14, verse - 1
+    if order == JN3 and chapter == 1 and verse == 15:
+        return JN3, 1, 14
+    return order, chapter, verse

@@ -72,14 +72,14 @@ def parse_reference(text: str) -> Reference:
     c1, v1, c2, v2 = (int(m[g]) if m[g] else None for g in ("c1", "v1", "c2", "v2"))
     if book.chapters == 1 and v1 is None and c2 is None:
         # "Jude 3", "Obad 1-4": in a one-chapter book the number is a verse.
-        return _make(book, 1, c1, 1, v2 if v2 is not None else c1, text)
+        return make_reference(book, 1, c1, 1, v2 if v2 is not None else c1, text)
     if v1 is None:  # "Gen 1", "Gen 1-3"
         if c2 is not None:
             raise ReferenceError(f"mixed chapter/verse range in {text!r}")
-        return _make(book, c1, None, v2 if v2 is not None else c1, None, text)
+        return make_reference(book, c1, None, v2 if v2 is not None else c1, None, text)
     if c2 is None:
-        return _make(book, c1, v1, c1, v2 if v2 is not None else v1, text)
-    return _make(book, c1, v1, c2, v2, text)
+        return make_reference(book, c1, v1, c1, v2 if v2 is not None else v1, text)
+    return make_reference(book, c1, v1, c2, v2, text)
 
 
 _IN_TEXT = re.compile(
@@ -126,16 +126,16 @@ def parse_osis(text: str) -> Reference:
         raise ReferenceError(f"unknown OSIS book {m[1]!r} in {text!r}")
     c1, v1 = int(m[2]), int(m[3]) if m[3] else None
     if not tail:
-        return _make(book, c1, v1, c1, v1, text)
+        return make_reference(book, c1, v1, c1, v1, text)
     m2 = _OSIS_ONE.match(tail)
     if m2:
         if find_book(m2[1]) is not book:
             raise ReferenceError(f"range crosses books in {text!r}")
-        return _make(book, c1, v1, int(m2[2]), int(m2[3]) if m2[3] else None, text)
+        return make_reference(book, c1, v1, int(m2[2]), int(m2[3]) if m2[3] else None, text)
     parts = tail.split(".")
     if all(p.isdigit() for p in parts) and 1 <= len(parts) <= 2:
         c2, v2 = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (c1, int(parts[0]))
-        return _make(book, c1, v1, c2, v2, text)
+        return make_reference(book, c1, v1, c2, v2, text)
     raise ReferenceError(f"bad OSIS range end in {text!r}")
 
 
@@ -146,7 +146,7 @@ def from_ids(start: int, end: int | None = None) -> Reference:
     book = by_order_checked(b1, str(start))
     if b2 != b1:
         raise ReferenceError(f"id range {start}-{end} crosses books")
-    return _make(book, c1, v1, c2, v2, f"{start}-{end}" if end else str(start))
+    return make_reference(book, c1, v1, c2, v2, f"{start}-{end}" if end else str(start))
 
 
 def by_order_checked(order: int, text: str) -> Book:
@@ -156,7 +156,9 @@ def by_order_checked(order: int, text: str) -> Book:
         raise ReferenceError(f"unknown book number {order} in {text!r}") from None
 
 
-def _make(book: Book, c1: int, v1: int | None, c2: int, v2: int | None, text: str) -> Reference:
+def make_reference(book: Book, c1: int, v1: int | None, c2: int, v2: int | None, text: str) -> Reference:
+    """A reference validated against the WEB's chapter and verse counts (v1/v2 None: whole chapters);
+    `text` is what the caller read, quoted in the error."""
     for c in (c1, c2):
         if not 1 <= c <= book.chapters:
             raise ReferenceError(f"{book.name} has {book.chapters} chapters; {c} is out of range in {text!r}")

@@ -1,5 +1,5 @@
-"""The one door to OpenBible's topic votes for anything that ranks (theme vocabulary, prior, learned
-weights): it returns the training side only. Evaluation reads held-out queries through
+"""The one door to OpenBible's topic votes and Nave's listed passages for anything that ranks (theme
+vocabulary, prior, learned weights): it returns the training side only. Evaluation reads held-out queries through
 `eval_queries`. tests/test_gold.py fails if other modules read topic_verses or gold tables directly.
 """
 
@@ -11,6 +11,7 @@ import psycopg
 from psycopg import sql
 
 from citebible_pipeline.gold.metrics import Passage
+from citebible_pipeline.naves.queries import readable
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,29 @@ def training_topic_passages(conn: psycopg.Connection) -> list[TrainingPassage]:
 
 
 @dataclass(frozen=True)
+class TrainingNavePassage:
+    entry_id: int
+    text: str  # the readable label ("afflictions and adversities: prayer in")
+    start_id: int
+    end_id: int
+
+
+def training_nave_passages(conn: psycopg.Connection) -> list[TrainingNavePassage]:
+    """Passages of training-side Nave's sub-entries only, skipping any whose key is held out in either source."""
+    if conn.execute("SELECT count(*) FROM nave_splits").fetchone()[0] == 0:
+        raise RuntimeError("nave_splits is empty: materialize gold_set before reading training data")
+    rows = conn.execute(
+        "SELECT t.id, t.subject, t.path, p.start_id, p.end_id FROM nave_passages p"
+        " JOIN nave_topics t ON t.id = p.topic_id JOIN nave_splits s ON s.topic_id = p.topic_id"
+        " WHERE s.split = 'training' AND NOT EXISTS ("
+        "   SELECT 1 FROM nave_splits h WHERE h.split = 'heldout' AND h.split_key = s.split_key)"
+        " AND NOT EXISTS (SELECT 1 FROM topic_splits h WHERE h.split = 'heldout' AND h.split_key = s.split_key)"
+        " ORDER BY t.id, p.start_id"
+    ).fetchall()
+    return [TrainingNavePassage(eid, readable(subject, tuple(path)), s, e) for eid, subject, path, s, e in rows]
+
+
+@dataclass(frozen=True)
 class EvalQuery:
     query_id: str
     kind: str
@@ -50,6 +74,8 @@ QUERY_SETS = {
     "curated_pastoral": "source = 'curated' AND kind = 'pastoral'",
     "curated_study": "source = 'curated' AND kind = 'study'",
     "curated_offtopic": "source = 'curated' AND kind = 'offtopic'",
+    "nave_heldout": "source = 'naves' AND split = 'heldout'",
+    "dev_sentences": "source = 'dev'",
 }
 
 

@@ -23,12 +23,13 @@ from citebible_pipeline.partitions import default_translation
 
 
 @asset(
-    deps=[topic_verses],
+    deps=[topic_verses, "nave_topics", "nave_passages"],
     group_name="gold",
     kinds={"postgres"},
-    code_version="1",
-    description="Gold queries with graded passages: OpenBible topics (held-out ~20 % by a hash of the "
-    "near-duplicate key; training for anything that ranks) and the curated pastoral/study/off-topic set.",
+    code_version="2",
+    description="Gold queries with graded passages: OpenBible topics and Nave's sub-entries (each held out ~20 % "
+    "by a hash of the near-duplicate key; training for anything that ranks), the curated pastoral/study/"
+    "off-topic set and the development reader sentences.",
 )
 def gold_set(context: AssetExecutionContext, postgres: PostgresResource) -> MaterializeResult:
     with postgres.connect() as conn:
@@ -36,8 +37,12 @@ def gold_set(context: AssetExecutionContext, postgres: PostgresResource) -> Mate
         kinds = conn.execute("SELECT source, kind, split, count(*) FROM gold_queries GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").fetchall()
         sample = conn.execute("SELECT query FROM gold_queries WHERE source = 'openbible' AND split = 'heldout'"
                               " ORDER BY md5(query) LIMIT 12").fetchall()
-    context.log.info(f"{stats.gold_topics:,} topic queries ({stats.gold_heldout:,} held out), {stats.curated} curated")
+    context.log.info(f"{stats.gold_topics:,} topic queries ({stats.gold_heldout:,} held out), {stats.nave_queries:,} "
+                     f"Nave's queries ({stats.nave_heldout:,} held out), {stats.curated} curated, "
+                     f"{stats.dev_sentences} dev sentences")
     return MaterializeResult(metadata={
+        "nave_sub_entries": stats.nave_entries, "nave_queries": stats.nave_queries,
+        "nave_queries_heldout": stats.nave_heldout, "dev_sentences": stats.dev_sentences,
         "topics": stats.topics, "topics_heldout": stats.heldout_topics, "gold_topic_queries": stats.gold_topics,
         "gold_topic_queries_heldout": stats.gold_heldout, "curated_queries": stats.curated, "passages": stats.passages,
         "by_kind": MetadataValue.md(md_table(("source", "kind", "split", "queries"), kinds)),
@@ -45,19 +50,27 @@ def gold_set(context: AssetExecutionContext, postgres: PostgresResource) -> Mate
     })
 
 
-@asset_check(asset=gold_set, blocking=True, description="About 20 % held out; no near-duplicate key on both sides; >= 40 curated queries.")
+@asset_check(asset=gold_set, blocking=True, description="About 20 % held out in each source; no near-duplicate key on "
+             "both sides; >= 40 curated queries and >= 80 dev sentences.")
 def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
         share = conn.execute("SELECT avg((split = 'heldout')::int) FROM gold_queries WHERE source = 'openbible'").fetchone()[0]
         straddling = conn.execute("SELECT count(*) FROM (SELECT split_key FROM topic_splits GROUP BY split_key"
                                   " HAVING count(DISTINCT split) > 1) x").fetchone()[0]
+        nave_share = conn.execute("SELECT avg((split = 'heldout')::int) FROM gold_queries WHERE source = 'naves'").fetchone()[0]
+        straddling += conn.execute("SELECT count(*) FROM (SELECT split_key FROM (SELECT split_key, split FROM topic_splits"
+                                   " UNION ALL SELECT split_key, split FROM nave_splits) k GROUP BY split_key"
+                                   " HAVING count(DISTINCT split) > 1) x").fetchone()[0]
         curated = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'curated'").fetchone()[0]
+        dev = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'dev'").fetchone()[0]
         unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
                                   " AND v.id = p.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
                                   " AND v.id = p.end_id)", (DEFAULT_TRANSLATION, DEFAULT_TRANSLATION)).fetchone()[0]
-    share = float(share or 0)
-    return AssetCheckResult(passed=0.15 <= share <= 0.25 and straddling == 0 and curated >= 40 and unresolved == 0,
-                            metadata={"heldout_share": share, "keys_on_both_sides": straddling, "curated": curated,
+    share, nave_share = float(share or 0), float(nave_share or 0)
+    return AssetCheckResult(passed=0.15 <= share <= 0.25 and 0.15 <= nave_share <= 0.25 and straddling == 0
+                            and curated >= 40 and dev >= 80 and unresolved == 0,
+                            metadata={"heldout_share": share, "nave_heldout_share": nave_share,
+                                      "keys_on_both_sides": straddling, "curated": curated, "dev_sentences": dev,
                                       "unresolved_passages": unresolved})
 
 
@@ -70,9 +83,10 @@ class EvalConfig(Config):
     deps=[gold_set, default_translation(passage_embeddings), "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
     group_name="gold",
     kinds={"postgres"},
-    code_version="2",
-    description="Recall@50, nDCG@10, MRR@10, hit@5 and abstention accuracy of every registered retrieval "
-    "variant on the held-out topics and the curated set, measured in one run.",
+    code_version="3",
+    description="Recall@50, nDCG@10, MRR@10, hit@5, abstention accuracy and concentration of every registered "
+    "retrieval variant on the held-out OpenBible topics and Nave's entries, the curated set and the dev "
+    "sentences, measured in one run.",
 )
 def retrieval_eval(context: AssetExecutionContext, config: EvalConfig, postgres: PostgresResource,
                    embedder: EmbedderResource) -> MaterializeResult:
@@ -88,7 +102,7 @@ def retrieval_eval(context: AssetExecutionContext, config: EvalConfig, postgres:
         ("variant", "query set", "n", *METRICS),
         ((r.variant, r.query_set, r.queries, *("-" if getattr(r, m) is None else getattr(r, m) for m in METRICS)) for r in rows)))}
     for r in rows:
-        for m in ("recall_50", "ndcg_10", "hit_5"):
+        for m in ("recall_50", "ndcg_10", "hit_5", "top_passage_share", "distinct_per_100"):
             if getattr(r, m) is not None:
                 meta[f"{r.variant}.{r.query_set}.{m}"] = getattr(r, m)
     return MaterializeResult(metadata=meta)

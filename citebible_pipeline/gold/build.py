@@ -1,5 +1,6 @@
-"""Build the gold set: OpenBible topics (topic name = query, voted passages = graded relevance) split
-into held-out and training, plus the curated natural-language set (always held out)."""
+"""Build the gold set: OpenBible topics (topic name = query, voted passages = graded relevance) and Nave's
+sub-entries (label = query, listed passages = grade 1), each split into held-out and training, plus the
+written sets: the curated queries and the development reader sentences (never training data)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic import BaseModel, field_validator, model_validator
 
 from citebible_pipeline.bible.references import parse_reference
 from citebible_pipeline.db.load import replace_rows
+from citebible_pipeline.gold.nave_set import nave_gold
 from citebible_pipeline.gold.split import side, split_key
 
 MIN_PASSAGES = 5
@@ -51,14 +53,19 @@ class CuratedQuery(BaseModel):
         return [(s, e, g) for (s, e), g in out.items()]
 
 
-def load_curated(text: str | None = None) -> list[CuratedQuery]:
+def load_curated(text: str | None = None, name: str = "curated.yaml") -> list[CuratedQuery]:
+    """A set of written queries (`curated.yaml`, or `dev_sentences.yaml` with name=) as validated models."""
     if text is None:
-        text = resources.files("citebible_pipeline.gold").joinpath("curated.yaml").read_text(encoding="utf-8")
+        text = resources.files("citebible_pipeline.gold").joinpath(name).read_text(encoding="utf-8")
     items = [CuratedQuery(**raw) for raw in yaml.safe_load(text)]
     ids = [q.id for q in items]
     if len(set(ids)) != len(ids):
-        raise ValueError("curated.yaml: duplicate query ids")
+        raise ValueError(f"{name}: duplicate query ids")
     return items
+
+
+def load_dev_sentences() -> list[CuratedQuery]:
+    return load_curated(name="dev_sentences.yaml")
 
 
 def grade(votes: int | None, max_votes: int, score: int | None, max_score: int) -> int:
@@ -79,6 +86,10 @@ class GoldStats:
     gold_heldout: int
     curated: int
     passages: int
+    nave_queries: int = 0
+    nave_heldout: int = 0
+    nave_entries: int = 0
+    dev_sentences: int = 0
 
 
 def build_gold(conn: psycopg.Connection) -> GoldStats:
@@ -100,13 +111,18 @@ def build_gold(conn: psycopg.Connection) -> GoldStats:
         qid = f"topic:{tid}"
         queries.append((qid, "openbible", "topic", splits[tid][1], names[tid], False, None))
         passages.extend((qid, r[1], r[2], grade(r[3], maxv, r[4], maxs)) for r in items)
-    for q in load_curated():
-        qid = f"curated:{q.id}"
-        queries.append((qid, "curated", q.kind, "heldout", q.query, q.kind == "offtopic", q.rationale))
-        passages.extend((qid, s, e, g) for s, e, g in q.passages())
+    for source, written in (("curated", load_curated()), ("dev", load_dev_sentences())):
+        for q in written:
+            qid = f"{source}:{q.id}"
+            queries.append((qid, source, q.kind, "heldout", q.query, q.kind == "offtopic", q.rationale))
+            passages.extend((qid, s, e, g) for s, e, g in q.passages())
+    naves = nave_gold(conn)
+    queries.extend(naves.queries)
+    passages.extend(naves.passages)
     with conn.transaction():
         replace_rows(conn, "topic_splits", ("topic_id", "split_key", "split"), ("bigint", "text", "text"),
                      ((tid, k, s) for tid, (k, s) in splits.items()))
+        replace_rows(conn, "nave_splits", ("topic_id", "split_key", "split"), ("bigint", "text", "text"), naves.splits)
         replace_rows(conn, "gold_queries", ("query_id", "source", "kind", "split", "query", "expect_abstain", "rationale"),
                      ("text", "text", "text", "text", "text", "boolean", "text"), queries)
         replace_rows(conn, "gold_passages", ("query_id", "start_id", "end_id", "grade"),
@@ -115,5 +131,7 @@ def build_gold(conn: psycopg.Connection) -> GoldStats:
     return GoldStats(
         topics=len(topics), heldout_topics=sum(1 for k, s in splits.values() if s == "heldout"),
         gold_topics=len(topic_q), gold_heldout=sum(1 for q in topic_q if q[3] == "heldout"),
-        curated=len(queries) - len(topic_q), passages=len(passages),
+        curated=sum(1 for q in queries if q[1] == "curated"), passages=len(passages),
+        nave_queries=len(naves.queries), nave_heldout=sum(1 for q in naves.queries if q[3] == "heldout"),
+        nave_entries=len(naves.splits), dev_sentences=sum(1 for q in queries if q[1] == "dev"),
     )

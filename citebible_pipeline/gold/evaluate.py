@@ -15,6 +15,7 @@ from citebible_pipeline.db.load import copy_rows
 from citebible_pipeline.gold.access import QUERY_SETS, eval_queries
 from citebible_pipeline.gold.metrics import (
     abstention_correct,
+    concentration,
     hit_at,
     mrr_at,
     ndcg_at,
@@ -23,7 +24,8 @@ from citebible_pipeline.gold.metrics import (
 from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, Retrieved
 
 log = logging.getLogger(__name__)
-METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "abstention_accuracy")
+METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "abstention_accuracy", "top_passage_share", "distinct_per_100")
+WRITTEN_SETS = ("curated", "dev")  # query sets whose abstention is scored (they hold off-topic or answerable sentences)
 
 
 @dataclass
@@ -36,6 +38,8 @@ class EvalRow:
     mrr_10: float | None
     hit_5: float | None
     abstention_accuracy: float | None
+    top_passage_share: float | None  # concentration over the top-5 answers (gold.metrics.concentration)
+    distinct_per_100: float | None
     seconds: float
 
 
@@ -56,18 +60,22 @@ def evaluate(
         ctx.prepare([q.text for q in queries])
         for name, fn in variants.items():
             started = time.perf_counter()
-            rec, ndcg, mrr, hit, abst = [], [], [], [], []
+            rec, ndcg, mrr, hit, abst, answers = [], [], [], [], [], []
             for q in queries:
                 got = fn(ctx, q.text)
                 abst.append(abstention_correct(got.abstained, q.expect_abstain))
+                answers.append([] if got.abstained else got.results[:5])
                 if q.passages:
                     res = [] if got.abstained else got.results
                     rec.append(recall_at(res, q.passages, 50))
                     ndcg.append(ndcg_at(res, q.passages, 10))
                     mrr.append(mrr_at(res, q.passages, 10))
                     hit.append(hit_at(res, q.passages, 5))
+            top, distinct = concentration(answers)
             out.append(EvalRow(name, qs, len(queries), _mean(rec), _mean(ndcg), _mean(mrr), _mean(hit),
-                               _mean(abst) if qs.startswith("curated") else None, round(time.perf_counter() - started, 2)))
+                               _mean(abst) if qs.startswith(WRITTEN_SETS) else None,
+                               None if top is None else round(top, 4), None if distinct is None else round(distinct, 2),
+                               round(time.perf_counter() - started, 2)))
             log.info("%s on %s: %d queries in %.1fs", name, qs, len(queries), out[-1].seconds)
     return out
 
@@ -92,14 +100,19 @@ def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablati
     return sorted(main + ablations, key=lambda r: (sets.index(r.query_set), order.index(r.variant)))
 
 
+def _cell(metric: str, v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.1f}" if metric == "distinct_per_100" else f"{v:.3f}"
+
+
 def format_table(rows: Sequence[EvalRow]) -> str:
     w = max([12, *(len(r.variant) + 2 for r in rows)])
-    head = f"{'variant':<{w}}{'query set':<18}{'n':>5}" + "".join(f"{m:>21}" if m == "abstention_accuracy" else f"{m:>11}" for m in METRICS)
+    widths = {m: max(11, len(m) + 2) for m in METRICS}
+    head = f"{'variant':<{w}}{'query set':<18}{'n':>5}" + "".join(f"{m:>{widths[m]}}" for m in METRICS)
     lines = [head, "-" * len(head)]
     for r in rows:
-        vals = [getattr(r, m) for m in METRICS]
-        cells = "".join((f"{'-' if v is None else f'{v:.3f}':>21}" if m == "abstention_accuracy"
-                         else f"{'-' if v is None else f'{v:.3f}':>11}") for m, v in zip(METRICS, vals))
+        cells = "".join(f"{_cell(m, getattr(r, m)):>{widths[m]}}" for m in METRICS)
         lines.append(f"{r.variant:<{w}}{r.query_set:<18}{r.queries:>5}{cells}")
     return "\n".join(lines)
 
@@ -108,6 +121,6 @@ def record(conn: psycopg.Connection, rows: Sequence[EvalRow]) -> str:
     run_id = uuid.uuid4().hex[:12]
     with conn.transaction(), conn.cursor() as cur:
         copy_rows(cur, "eval_results", ("run_id", "variant", "query_set", "queries", *METRICS),
-                  ("text", "text", "text", "integer", "real", "real", "real", "real", "real"),
+                  ("text", "text", "text", "integer", *("real",) * len(METRICS)),
                   ((run_id, r.variant, r.query_set, r.queries, *(getattr(r, m) for m in METRICS)) for r in rows))
     return run_id

@@ -77,3 +77,25 @@ def hit_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
 
 def abstention_correct(abstained: bool, expect_abstain: bool) -> float:
     return 1.0 if abstained == expect_abstain else 0.0
+
+
+def concentration(answers: Sequence[Sequence[Result]], k: int = 5) -> tuple[float | None, float | None]:
+    """Fame across a set of answers (abstentions excluded): (share of answers whose top k covers the most
+    frequent verse, distinct results per 100 top-k slots). A verse stands for the passage around it, so
+    'Isaiah 41:10' and 'Isaiah 41:9-10' count as the same famous passage; distinct results are distinct
+    (start, end) ranges."""
+    answered = [list(a[:k]) for a in answers if a]
+    if not answered:
+        return None, None
+    seen: dict[int, int] = {}
+    for top in answered:
+        for v in {v for r in top for v in _verses(r)}:
+            seen[v] = seen.get(v, 0) + 1
+    slots = sum(len(top) for top in answered)
+    distinct = len({(r.start, r.end) for top in answered for r in top})
+    return max(seen.values()) / len(answered), 100.0 * distinct / slots
+
+
+def _verses(r: Result) -> range:
+    """The ids a result spans; bbcccvvv ids leave gaps between chapters, which no verse fills."""
+    return range(r.start, r.end + 1)

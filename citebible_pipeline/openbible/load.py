@@ -47,8 +47,9 @@ def gated_replace(conn: psycopg.Connection, table: str, key: tuple[str, ...], va
                                          ).format(s=s, t=t, j=join)).fetchone()[0]
         diff.removed = cur.execute(sql.SQL("SELECT count(*) FROM {t} o WHERE NOT EXISTS (SELECT 1 FROM {s} n WHERE {j})"
                                            ).format(s=s, t=t, j=join)).fetchone()[0]
-        diff.changed = cur.execute(sql.SQL("SELECT count(*) FROM {t} o JOIN {s} n ON {j} WHERE {d}"
-                                           ).format(s=s, t=t, j=join, d=differs)).fetchone()[0]
+        if value:  # a key-only table (a set of rows) has nothing to change in place
+            diff.changed = cur.execute(sql.SQL("SELECT count(*) FROM {t} o JOIN {s} n ON {j} WHERE {d}"
+                                               ).format(s=s, t=t, j=join, d=differs)).fetchone()[0]
         if diff.before and diff.after < diff.before * (1 - max_shrink):
             raise ShrinkError(f"{table}: refresh would shrink the table from {diff.before:,} to {diff.after:,} rows "
                               f"(more than {max_shrink:.0%}); the previous data was kept")

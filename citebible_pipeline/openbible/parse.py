@@ -21,13 +21,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from citebible_pipeline.bible.canon import by_order, find_book, split_id, verse_id
+from citebible_pipeline.bible.canon import by_order, find_book, split_id, to_web, verse_id
 from citebible_pipeline.bible.references import ReferenceError
 
 CROSS_REFS_HEADER = ("From Verse", "To Verse", "Votes")
 TOPIC_VOTES_HEADER = ("Topic", "Start Verse ID", "End Verse ID", "Votes")
 TOPIC_SCORES_HEADER = ("Topic", "OSIS", "Quality Score (based on percentage of votes for the passage)")
-ROM, JN3 = 45, 64
 MAX_REJECT_SHARE = 0.001
 
 
@@ -60,15 +59,6 @@ class ParseReport:
             sample = "; ".join(f"line {r.line}: {r.reason}" for r in self.rejects[:5])
             raise ValueError(f"{self.source}: {len(self.rejects)} of {self.lines} lines rejected "
                              f"({self.reject_share:.3%} > {MAX_REJECT_SHARE:.1%}); first: {sample}")
-
-
-def to_web(order: int, chapter: int, verse: int) -> tuple[int, int, int]:
-    """English (KJV/ESV) numbering -> the WEB's, where they differ."""
-    if order == ROM and chapter == 16 and 25 <= verse <= 27:
-        return ROM, 14, verse - 1
-    if order == JN3 and chapter == 1 and verse == 15:
-        return JN3, 1, 14
-    return order, chapter, verse
 
 
 def _checked_id(order: int, chapter: int, verse: int, text: str) -> tuple[int, bool]:

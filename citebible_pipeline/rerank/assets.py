@@ -24,6 +24,9 @@ from citebible_pipeline.themes.assets import query_themes
 from citebible_pipeline.partitions import default_translation
 
 
+HELDOUT_SETS = ("heldout_topics", "nave_heldout")  # no training query may share a key with, or nearly repeat, either
+
+
 class RerankConfig(Config):
     topics: int = 0  # training-side topic queries sampled (0: every topic with 5+ voted passages); every pastoral cue joins
     seed: int = 7
@@ -46,7 +49,7 @@ def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder:
 
     engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None, reranker=None)
     with postgres.connect() as conn:
-        heldout = [q.text for q in eval_queries(conn, "heldout_topics")]
+        heldout = [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]
     queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed)
     context.log.info(f"{len(queries):,} training queries; leakage guard dropped {len(leak.same_key)} held-out keys"
                      f" and {len(leak.near_duplicates)} near duplicates")
@@ -116,13 +119,13 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
 
 
 @asset_check(asset=reranker_model, description="The active feature model matches this code's feature list, none of "
-             "its training queries shares a split key with a held-out topic, and it beats the fused order on validation.")
+             "its training queries shares a split key with a held-out topic or Nave's entry, and it beats the fused order on validation.")
 def reranker_model_sound(postgres: PostgresResource) -> AssetCheckResult:
     from citebible_pipeline.query.features import FEATURES
 
     with postgres.connect() as conn:
         row = conn.execute("SELECT id, features, metrics FROM reranker_models WHERE kind = 'features' AND is_active").fetchone()
-        heldout = {split_key(q.text) for q in eval_queries(conn, "heldout_topics")}
+        heldout = {split_key(q.text) for qs in HELDOUT_SETS for q in eval_queries(conn, qs)}
     if row is None:
         return AssetCheckResult(passed=False, metadata={"error": "no active feature model"})
     model_id, features, metrics = row

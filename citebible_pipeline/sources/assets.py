@@ -12,7 +12,7 @@ from dagster import (
 from citebible_pipeline.resources import SourcesResource
 from citebible_pipeline.sources.datasets import DATASETS
 
-GROUPS = {"web_usfm": "bible", "bsb_usfm": "bible"}
+GROUPS = {"web_usfm": "bible", "bsb_usfm": "bible", "naves": "naves"}
 
 
 def _archive_asset(name: str) -> AssetsDefinition:
@@ -46,5 +46,7 @@ bsb_usfm_archive = _archive_asset("bsb_usfm")
 openbible_cross_refs_archive = _archive_asset("openbible_cross_refs")
 openbible_topic_votes_archive = _archive_asset("openbible_topic_votes")
 openbible_topic_scores_archive = _archive_asset("openbible_topic_scores")
+naves_archive = _archive_asset("naves")
 
-archive_assets = [web_usfm_archive, bsb_usfm_archive, openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive]
+archive_assets = [web_usfm_archive, bsb_usfm_archive, openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
+                  naves_archive]

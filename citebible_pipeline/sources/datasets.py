@@ -53,6 +53,12 @@ DATASETS: dict[str, Dataset] = {
         Dataset("openbible_topic_scores", "https://a.openbible.info/data/topic-scores.zip",
                 "openbible/topic-scores.txt.gz",
                 "85d6b9c349d111879b03e0cb22e6f1fb7a5f46a63aa7feb0e0efaea8a85585ba", None, "CC BY"),
+        # Nave's Topical Bible (1896, public domain) as converted in BibleData (CC BY 4.0); the live file is the
+        # CSV at the commit the snapshot was taken from (the snapshot is its gzip; the reader sniffs either).
+        Dataset("naves", "https://raw.githubusercontent.com/BradyStephenson/bible-data/"
+                "6ce0a8dbb9796609afa9306827b39d7212eef913/NavesTopicalDictionary.csv",
+                "naves/NavesTopicalDictionary.csv.gz",
+                "a8fa1cbb91d960af6b9d3fa15e732349b0158caf0ddaac9a33ba4c8c0f1e2133", None, "CC BY 4.0"),
     )
 }
 
