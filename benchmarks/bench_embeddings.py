@@ -3,6 +3,9 @@
 (a) the embedding stage's throughput over raw `model.encode` on the same 5,000 real verse texts (>= 0.9)
 (b) HNSW recall@50 against exact search on 200 real queries (OpenBible topic names), with p50/p95 latency (>= 0.98)
 (c) a no-change rebuild's time over a full build's, on a scratch database (<= 0.05)
+(d) torch and ONNX Runtime side by side on the same 3,000 verses: throughput ratio (issue 20's target >= 1.8),
+    largest vector difference, one-query latency, HNSW recall@50 with each backend's query vectors, and the
+    start-up time and peak RSS of a process that loads each backend and embeds one query
 
 Needs the built database (`make run`) for (b) and as the source of rows for (c).
 Usage: python benchmarks/bench_embeddings.py [--ef-search 200] [--skip-rebuild]
@@ -28,19 +31,26 @@ from citebible_pipeline.sources import open_text_member
 from citebible_pipeline.sources.datasets import DATASETS, data_dir
 
 
+def raw_encode(emb: Embedder, texts: list[str]):
+    """The backend's own encoder, without the embedding stage around it."""
+    if emb.backend == "onnx":
+        return emb._onnx[0].encode(texts, emb.batch_size)
+    return emb.model.encode(texts, batch_size=emb.batch_size, normalize_embeddings=True, show_progress_bar=False)
+
+
 def bench_throughput(emb: Embedder, texts: list[str]) -> None:
     docs = [PassageDoc("verse", i, 1, "GEN", "Genesis", 1, 1, 1, "x", "OT", "narrative", t, (t,)) for i, t in enumerate(texts)]
-    emb.model.encode(texts[:256], batch_size=emb.batch_size)  # warm up
+    raw_encode(emb, texts[:256])  # warm up
     raw_t, stage_t = [], []
     for _ in range(2):
         t = time.perf_counter()
-        emb.model.encode(texts, batch_size=emb.batch_size, normalize_embeddings=True, show_progress_bar=False)
+        raw_encode(emb, texts)
         raw_t.append(time.perf_counter() - t)
         t = time.perf_counter()
         embed_docs(emb, docs)
         stage_t.append(time.perf_counter() - t)
     raw, stage = min(raw_t), min(stage_t)
-    print(f"(a) raw model.encode: {len(texts) / raw:,.1f} texts/s; embedding stage: {len(texts) / stage:,.1f} texts/s")
+    print(f"(a) [{emb.backend}] raw encode: {len(texts) / raw:,.1f} texts/s; embedding stage: {len(texts) / stage:,.1f} texts/s")
     print(f"    throughput ratio stage/raw = {raw / stage:.3f}  (target >= 0.9)")
 
 
@@ -107,15 +117,81 @@ def bench_rebuild(emb: Embedder) -> None:
             conn.execute("DROP DATABASE IF EXISTS citebible_bench")
 
 
+_PROBE = """
+import re, sys, time
+t = time.perf_counter()
+from citebible_pipeline.embeddings.embedder import Embedder
+e = Embedder(backend=sys.argv[1])
+e.encode_queries(["I feel far from God"])
+hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)  # peak RSS of this process image
+print(time.perf_counter() - t, int(hwm) / 1024)
+"""
+
+
+def _startup(backend: str) -> tuple[float, float]:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PROBE, backend], check=True, capture_output=True, text=True).stdout
+    seconds, rss = out.split()[-2:]
+    return float(seconds), float(rss)
+
+
+def bench_backends(texts: list[str], ef_search: int) -> None:
+    import numpy as np
+
+    onnx, torch = Embedder(backend="onnx"), Embedder(backend="torch")
+    for emb in (onnx, torch):
+        raw_encode(emb, texts[:256])  # warm up (and export the ONNX graph once if the cache is empty)
+    secs, vecs = {}, {}
+    for name, emb in (("torch", torch), ("onnx", onnx), ("torch ", torch), ("onnx ", onnx)):  # interleaved, best of 2
+        t = time.perf_counter()
+        vecs[name.strip()] = raw_encode(emb, texts)
+        secs[name.strip()] = min(secs.get(name.strip(), 1e9), time.perf_counter() - t)
+    diff = float(np.abs(vecs["onnx"] - vecs["torch"]).max())
+    cos = float((vecs["onnx"] * vecs["torch"]).sum(axis=1).min())
+    print(f"(d) {len(texts):,} verses, batch {onnx.batch_size}: torch {len(texts) / secs['torch']:,.1f} texts/s, onnx "
+          f"{len(texts) / secs['onnx']:,.1f} texts/s; ratio onnx/torch = {secs['torch'] / secs['onnx']:.2f}x (target >= 1.8)")
+    print(f"    max |difference| {diff:.2e}, min cosine {cos:.7f}; same space: {onnx.space == torch.space}")
+    queries = topic_queries(200)
+    for name, emb in (("torch", torch), ("onnx", onnx)):
+        lat = []
+        for q in queries[:100]:
+            t = time.perf_counter()
+            emb.encode_queries([q])
+            lat.append(time.perf_counter() - t)
+        print(f"    one-query embed p50 [{name}] {statistics.median(lat) * 1000:.1f} ms")
+    with connect() as conn:
+        sid, space = active_space(conn)
+        qt, qo = torch.encode_queries(queries), onnx.encode_queries(queries)
+        overlap, recall_t, recall_o = [], [], []
+        for a, b in zip(qt, qo):
+            exact = {h[0] for h in dense_search(conn, sid, space.dims, "verse", a, 50, exact=True)}
+            ann_t = {h[0] for h in dense_search(conn, sid, space.dims, "verse", a, 50, ef_search=ef_search)}
+            ann_o = {h[0] for h in dense_search(conn, sid, space.dims, "verse", b, 50, ef_search=ef_search)}
+            recall_t.append(len(exact & ann_t) / 50)
+            recall_o.append(len(exact & ann_o) / 50)
+            overlap.append(len(ann_t & ann_o) / 50)
+    print(f"    HNSW recall@50 vs exact (torch query vectors) {statistics.mean(recall_t):.4f}, (onnx) "
+          f"{statistics.mean(recall_o):.4f}; top-50 overlap onnx vs torch {statistics.mean(overlap):.4f}")
+    for name in ("torch", "onnx"):
+        seconds, rss = _startup(name)
+        print(f"    start-up [{name}]: load + one query {seconds:.1f} s, peak RSS {rss:,.0f} MiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ef-search", type=int, default=200)
     ap.add_argument("--skip-rebuild", action="store_true")
+    ap.add_argument("--backends-only", action="store_true", help="just (d), torch beside ONNX")
     args = ap.parse_args()
     emb = Embedder()
     with connect() as conn:
         texts = [r[0] for r in conn.execute("SELECT text FROM verses WHERE NOT is_empty ORDER BY id")]
     random.Random(5).shuffle(texts)
+    bench_backends(texts[:3000], args.ef_search)
+    if args.backends_only:
+        return
     bench_throughput(emb, texts[:5000])
     bench_recall(emb, args.ef_search)
     if not args.skip_rebuild:

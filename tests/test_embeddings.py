@@ -108,3 +108,54 @@ def test_incremental_build_space_swap_and_mismatch(db_url, tiny_model):
                             ).fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM passage_embeddings WHERE level = 'verse' AND "
                             "tsv @@ plainto_tsquery('english', 'shepherd')").fetchone()[0] >= 1
+
+
+# The ONNX backend's tolerance: the largest absolute difference of any vector component from torch's.
+# Measured 1.9e-07 on MiniLM (fp32 rounding); a backend further off than this is a different space.
+ONNX_TOLERANCE = 1e-5
+
+
+def test_onnx_and_torch_give_the_same_vectors_on_200_real_verses(tmp_path, monkeypatch):
+    from tests.embedfixtures import ARCHIVE
+
+    from citebible_pipeline.bible.corpus import build_verses
+
+    monkeypatch.setenv("CITEBIBLE_ONNX_CACHE", str(tmp_path / "onnx"))
+    verses = [v.text for v in build_verses(ARCHIVE) if v.text][::150][:200]
+    assert len(verses) == 200
+    onnx, torch = Embedder(backend="onnx"), Embedder(backend="torch")
+    a, b = onnx.encode_documents(verses), torch.encode_documents(verses)
+    assert np.abs(a - b).max() <= ONNX_TOLERANCE
+    assert onnx.space == torch.space  # one embedding space: the index built by either serves both
+    assert onnx.token_counts(verses[:20]) == torch.token_counts(verses[:20])
+    info = onnx.describe()
+    assert info["backend"] == "onnx" and info["onnx_max_abs_diff_vs_torch"] <= ONNX_TOLERANCE
+
+
+def test_onnx_export_is_cached_checked_and_redone_when_damaged(tiny_model, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from citebible_pipeline.embeddings.onnx_backend import ensure_export, export_dir
+
+    monkeypatch.setenv("CITEBIBLE_ONNX_CACHE", str(tmp_path / "onnx"))
+    folder, manifest = ensure_export(Path(tiny_model))
+    assert folder == export_dir(Path(tiny_model)) and (folder / "model.onnx").exists()
+    assert manifest.max_abs_diff <= ONNX_TOLERANCE
+    again = Embedder(tiny_model, backend="onnx", document_prefix="passage: ", query_prefix="query: ")
+    texts = ["Jesus wept.", "Yahweh is my shepherd; I shall lack nothing."]
+    np.testing.assert_allclose(again.encode_documents(texts), again.model.encode(["passage: " + t for t in texts],
+                               normalize_embeddings=True), atol=ONNX_TOLERANCE)
+    stamp = (folder / "model.onnx").stat().st_mtime_ns
+    assert ensure_export(Path(tiny_model))[0] == folder and (folder / "model.onnx").stat().st_mtime_ns == stamp
+    (folder / "model.onnx").write_bytes(b"damaged")  # a checksum mismatch re-exports
+    _, redone = ensure_export(Path(tiny_model))
+    assert (folder / "model.onnx").stat().st_size > 1000 and redone.onnx_sha256 == manifest.onnx_sha256
+
+
+def test_unknown_backend_and_unexportable_models_are_clear(tiny_model, monkeypatch):
+    with pytest.raises(ValueError, match="unknown embedding backend"):
+        Embedder(tiny_model, backend="tensorrt")
+    monkeypatch.setenv("CITEBIBLE_EMBED_BACKEND", "bogus")
+    with pytest.raises(ValueError, match="CITEBIBLE_EMBED_BACKEND"):
+        Embedder(tiny_model)
+    assert Embedder("some-org/not-a-local-folder", backend="onnx").backend == "torch"  # stays on torch, logged

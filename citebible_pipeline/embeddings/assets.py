@@ -28,21 +28,26 @@ from citebible_pipeline.resources import PostgresResource
 
 
 @lru_cache(maxsize=4)
-def _embedder(model: str, device: str, batch_size: int, doc: Optional[str], query: Optional[str]) -> Embedder:
-    return Embedder(model, device=device, batch_size=batch_size, document_prefix=doc, query_prefix=query)
+def _embedder(model: str, device: str, batch_size: int, doc: Optional[str], query: Optional[str],
+              backend: Optional[str]) -> Embedder:
+    return Embedder(model, device=device, batch_size=batch_size, document_prefix=doc, query_prefix=query,
+                    backend=backend)
 
 
 class EmbedderResource(ConfigurableResource):
     """A sentence-transformers model by name or local path; prefixes from the registry unless set."""
 
     model: str = Field(default=DEFAULT_MODEL, description="model id or local path (default: the offline MiniLM package)")
-    device: str = Field(default="auto", description="auto (CUDA when present), cpu, cuda")
+    device: str = Field(default="auto", description="cpu or cuda (a GPU worker is this setting); auto: CUDA when "
+                        "torch sees one, else cpu (the onnx backend runs cpu unless cuda is named)")
     batch_size: int = 64
+    backend: Optional[str] = Field(default=None, description="onnx (ONNX Runtime over a cached export of the same "
+                                   "weights) or torch; None: CITEBIBLE_EMBED_BACKEND, else onnx")
     document_prefix: Optional[str] = Field(default=None, description="override the registry's document prefix")
     query_prefix: Optional[str] = Field(default=None, description="override the registry's query prefix")
 
     def get(self) -> Embedder:
-        return _embedder(self.model, self.device, self.batch_size, self.document_prefix, self.query_prefix)
+        return _embedder(self.model, self.device, self.batch_size, self.document_prefix, self.query_prefix, self.backend)
 
 
 class EmbeddingConfig(Config):
@@ -66,6 +71,7 @@ class EmbeddingConfig(Config):
     kinds={"postgres", "pgvector"},
     code_version="2",
     description="One translation's verse, chapter and pericope vectors in one pgvector table (one embedding space, "
+    "encoded on ONNX Runtime or torch per the embedder resource, "
     "document prefix applied; a level's vector encoded from windows of whole verses or derived from its verses' "
     "vectors, per config), a tsvector for full text, HNSW per level and translation. Incremental.",
 )
@@ -109,6 +115,8 @@ def passage_embeddings(
             "multi_window_chapters": report.multi_window_chapters,
             "max_windows": report.max_windows,
             "model": space.model_id,
+            "embedder": MetadataValue.json(emb.describe()),  # backend (onnx | torch), device, the ONNX file's checksum
+            "batch_size": emb.batch_size,
             "dims": space.dims,
             "document_prefix": repr(space.document_prefix),
             "query_prefix": repr(space.query_prefix),

