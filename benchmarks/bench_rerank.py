@@ -28,7 +28,7 @@ def _time(engine: Engine, reranker: Reranker, pools, rounds: int) -> list[float]
         for q, cands in pools:
             copies = [c.copy() for c in cands]
             t = time.perf_counter()
-            reranker.rerank(engine, q, copies)
+            reranker.rerank(q, copies, engine.rerank_inputs)
             out.append((time.perf_counter() - t) * 1000)
     return out
 

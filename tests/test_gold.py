@@ -176,3 +176,21 @@ def test_only_the_accessor_reads_topic_votes_and_nave_passages():
         pattern = re.compile(rf"\b(from|join)\s+{table}\b", re.IGNORECASE)
         readers = {str(p.relative_to(pkg)) for p in pkg.rglob("*.py") if pattern.search(p.read_text())}
         assert readers <= allowed, f"{table} read outside the accessor: {sorted(readers - allowed)}"
+
+
+def test_the_heldout_split_of_the_real_topics_does_not_move():
+    """The split keeps its own frozen key function: changing a query-side stemmer or stop list must never move
+    which of the bundled snapshot's topics are held out (1,091 of 5,559 names, pinned by their hash)."""
+    import hashlib
+
+    from citebible_pipeline.openbible.parse import normalize_topic
+    from citebible_pipeline.sources import open_text_member
+    from citebible_pipeline.sources.datasets import DATASETS
+
+    with open_text_member(DATASETS["openbible_topic_votes"].bundled_path) as f:
+        next(f)
+        names = sorted({normalize_topic(line.split("\t", 1)[0]) for line in f if line.strip()})
+    held = [n for n in names if side(n) == "heldout"]
+    assert (len(names), len(held)) == (5559, 1091)
+    assert hashlib.sha256("\n".join(held).encode()).hexdigest() == \
+        "31a21d02c21627349988cc9b0e29bfd6dca07e880a37a175c2e6250891047078"

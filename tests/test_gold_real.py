@@ -56,3 +56,36 @@ def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
     assert "variant" in out and "abstention_accuracy" in out
     for variant in VARIANT_ORDER:
         assert sum(line.split()[0] == variant for line in out.splitlines() if line.strip()) == len(QUERY_SETS), variant
+
+
+def test_evaluate_gives_the_figures_a_known_ranking_must_give_on_real_queries(full_db):
+    """A ranking that returns each query's own gold passages (best grade first) must score hit@5 = MRR@10 = 1 and
+    nDCG@10 near 1 (overlapping gold ranges share credit); an empty one scores 0 everywhere and abstains nowhere."""
+    from citebible_pipeline.gold.access import eval_queries
+    from citebible_pipeline.gold.evaluate import evaluate
+    from citebible_pipeline.gold.metrics import Result
+    from citebible_pipeline.retrieval.baselines import Retrieved
+
+    with connect(full_db["url"]) as conn:
+        gold = {q.text: q for qs in ("heldout_topics", "nave_heldout") for q in eval_queries(conn, qs, 40)}
+
+        class Ctx:
+            def __init__(self):
+                self.conn = conn
+
+            def prepare(self, queries):
+                pass
+
+        def perfect(ctx, text):
+            ps = sorted(gold[text].passages, key=lambda p: (-p.grade, p.start))
+            return Retrieved([Result(p.start, p.end) for p in ps])
+
+        rows = {(r.variant, r.query_set): r for r in evaluate(
+            Ctx(), {"perfect": perfect, "nothing": lambda ctx, text: Retrieved([])},
+            ("heldout_topics", "nave_heldout"), limit=40)}
+    for qs in ("heldout_topics", "nave_heldout"):
+        p, n = rows[("perfect", qs)], rows[("nothing", qs)]
+        assert p.queries == n.queries == 40
+        assert p.hit_5 == 1.0 and p.mrr_10 == 1.0 and p.ndcg_10 > 0.9 and p.recall_50 > 0.9
+        assert (n.hit_5, n.mrr_10, n.ndcg_10, n.recall_50) == (0.0, 0.0, 0.0, 0.0)
+        assert n.top_passage_share is None and p.top_passage_share is not None

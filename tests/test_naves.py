@@ -161,7 +161,7 @@ def test_gated_load_keeps_previous_rows(db_url, tmp_path, monkeypatch):
                             " AND p.end_id = %s", (verse_id(19, 88, 9), verse_id(19, 88, 14))).fetchone()[0] == 1
 
     lines = real_text().splitlines(keepends=True)
-    bad_refs = csv_text(*((f"SUBJECT {i}", f"-Label MRK 17:1,3,5; 1:1") for i in range(300)))  # 900 rejects, 1.2 %
+    bad_refs = csv_text(*((f"SUBJECT {i}", "-Label MRK 17:1,3,5; 1:1") for i in range(300)))  # 900 rejects, 1.2 %
     cases = {
         "truncated gzip": (gzip.compress("".join(lines).encode())[:40_000], "Compressed file ended"),
         "reject gate": (gzip.compress((("".join(lines)) + bad_refs.split("\n", 1)[1]).encode()), "references rejected"),

@@ -65,7 +65,7 @@ def test_build_trains_and_activates_the_feature_model_and_search_uses_it(full_db
     changed = 0
     for q in ("I feel so alone since my wife died", "the promise to Abraham", "forgiving my brother"):
         on, off = engine.search(q, k=10), engine.search(q, k=10, rerank=False)
-        assert on.results and off.results and on.timings["rerank"] > 0
+        assert on.results and off.results
         changed += [r.ref for r in on.results] != [r.ref for r in off.results]
     assert changed  # the model reorders, it is not the fused order under another name
 
@@ -155,5 +155,7 @@ def test_cross_encoder_fine_tunes_deterministically_and_serves_from_the_table(fu
         conn.commit()
         ce = Engine(full_db["url"], llm=None, reranker="cross_encoder")
         assert ce.reranker.kind == "cross_encoder" and ce.reranker.model_id == model_id
+        calls, score = [], ce.reranker.scores
+        ce.reranker.scores = lambda query, texts: calls.append(len(texts)) or score(query, texts)
         r = ce.search("my father died and I miss him", k=5)
-        assert r.results and r.timings["rerank"] > 0
+        assert r.results and calls  # the stored cross-encoder served the search

@@ -21,6 +21,8 @@ from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationErro
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, TRANSLATION_KEY, VerseText
 from citebible_pipeline.query.retrieve import passage_verses
 
+MAX_VERSES = 250  # /api/verses returns at most this many (the longest chapter, Psalm 119, has 176), then says so
+
 log = logging.getLogger(__name__)
 
 
@@ -90,10 +92,13 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
         except ReferenceError as exc:
             return JSONResponse({"detail": str(exc)}, status_code=404)
         engine = holder.get()
+        engine.check_translation(translation)  # a translation not built: 422, like /api/search
         with engine.pool.connection() as conn:
-            rows = passage_verses(conn, ref.start_id, ref.end_id, translation)
-        return {"reference": ref.format(), "translation": translation,
-                "verses": [VerseText(id=i, ref=r, text=t).model_dump() for i, r, t in rows]}
+            rows = passage_verses(conn, ref.start_id, ref.end_id, translation, limit=MAX_VERSES + 1)
+        truncated = len(rows) > MAX_VERSES
+        return {"reference": ref.format(), "translation": translation, "truncated": truncated,
+                "limit": MAX_VERSES if truncated else None,
+                "verses": [VerseText(id=i, ref=r, text=t).model_dump() for i, r, t in rows[:MAX_VERSES]]}
 
     @app.get("/api/health")
     def health() -> JSONResponse:
@@ -109,7 +114,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": f"reachable ({where()})",
                              "embedding_space": {"id": engine.space_id, "model": engine.embedder.model_id, "dims": engine.dims},
-                             "model_loaded": True, "floor_calibrated": engine.floor is not None, "rows": counts,
+                             "serving": engine.describe(), "floor_calibrated": engine.floor is not None, "rows": counts,
                              "translations": sorted(engine.translations)})
 
     @app.get("/", response_class=HTMLResponse)

@@ -104,6 +104,23 @@ def split_id(vid: int) -> tuple[int, int, int]:
     return vid // 1_000_000, vid // 1_000 % 1_000, vid % 1_000
 
 
+# The one place for bbcccvvv arithmetic besides verse_id/split_id (SQL that must do it in the database
+# writes `id / 1000 * 1000` and says so).
+def chapter_base(vid: int) -> int:
+    """bbccc000: the chapter's own id (a chapter row's key; its verse 0)."""
+    return vid // 1_000 * 1_000
+
+
+def book_of(vid: int) -> Book:
+    return by_order(vid // 1_000_000)
+
+
+def verses_in_chapter_of(vid: int) -> int:
+    """How many verses the WEB numbers in the chapter of `vid`."""
+    order, chapter, _ = split_id(vid)
+    return by_order(order).verses_in(chapter)
+
+
 ROM, JN3 = 45, 64
 
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from citebible_pipeline.bible.canon import Book, by_usfm, protestant_books, to_web, verse_id
+from citebible_pipeline.bible.canon import Book, by_usfm, protestant_books, to_web
 from citebible_pipeline.bible.references import ReferenceError, make_reference
 
 HEADER = ("section", "subject", "entry")

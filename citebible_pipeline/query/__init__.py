@@ -3,7 +3,8 @@
 Importing it never imports Dagster (tests/test_query.py proves it); models load when an Engine is made.
 """
 
-from citebible_pipeline.query.engine import Engine, EngineNotReady
+from citebible_pipeline.query.engine import Engine
+from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.models import (
     Analysis,
     QueryValidationError,

@@ -22,8 +22,9 @@ from citebible_pipeline.bible.references import (
     parse_reference,
 )
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, Analysis, QueryValidationError
+from citebible_pipeline.query.text import FIRST_PERSON, WORD
+from citebible_pipeline.query.tuning import TUNING
 
-FIRST_PERSON = {"i", "im", "i'm", "ive", "i've", "i'll", "id", "i'd", "me", "my", "mine", "myself", "we", "our", "us", "ours"}
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -39,10 +40,8 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
-_WORD = re.compile(r"[a-z][a-z']*")
 _OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
 _NT = re.compile(r"\b(new testament|gospels?|epistles?|apostle paul|paul's letters)\b", re.I)
-PASTORAL_THRESHOLD = 0.6
 
 
 def validate(text: object) -> str:
@@ -70,11 +69,12 @@ def _has(text: str, words: set[str], stem: str) -> bool:
 
 def pastoral_score(text: str) -> float:
     low = text.lower().replace("\u2019", "'")
-    words = set(_WORD.findall(low))
+    words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem))
     plea = any(_has(low, words, p) for p in PLEA)
-    return round(min(1.0, 0.4 * first + 0.3 * min(2, distress) + 0.2 * plea), 3)
+    t = TUNING
+    return round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
 
 
 def testament_hint(text: str) -> str | None:
@@ -94,5 +94,5 @@ def analyze(text: str) -> Analysis:
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
     score = pastoral_score(text)
     refs = [r.format() for r in find_references(text)]
-    return Analysis(query_type="search", pastoral=score >= PASTORAL_THRESHOLD, pastoral_score=score,
+    return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
                     testament=testament_hint(text), references=refs)

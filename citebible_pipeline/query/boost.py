@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from citebible_pipeline.query.fuse import Candidate
-
-PRIOR_WEIGHT = 0.6  # final = fused/best_fused + PRIOR_WEIGHT * prior/best_prior
-TESTAMENT_BOOST = 1.1
+from citebible_pipeline.query.tuning import TUNING
 
 
 def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: Mapping[str, float] | None,
@@ -21,10 +19,10 @@ def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: M
     for c in cands:
         s = c.score / top
         if use_prior:
-            s += PRIOR_WEIGHT * c.prior / top_prior
+            s += TUNING.prior_weight * c.prior / top_prior
         if genre_boosts and c.genre:
-            s *= max(0.05, genre_boosts.get(c.genre, 1.0))
+            s *= max(TUNING.min_genre_boost, genre_boosts.get(c.genre, 1.0))
         if testament and testament_of(c.start) == testament:
-            s *= TESTAMENT_BOOST
+            s *= TUNING.testament_boost
         c.score = s
     return sorted(cands, key=lambda c: (-c.score, c.start))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import psycopg
 
-from citebible_pipeline.bible.canon import by_order
+from citebible_pipeline.bible.canon import chapter_base, split_id, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
 from citebible_pipeline.query.fuse import Candidate
@@ -135,7 +135,7 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
         X[i, col[f"is_{c.level}"]] = 1.0
         X[i, col["verses_log"]] = math.log1p(c.end - c.start + 1)
         if c.level != "chapter":
-            X[i, col["position"]] = (c.start % 1000 - 1) / max(1, by_order(c.start // 1_000_000).verses_in(c.start // 1000 % 1000))
+            X[i, col["position"]] = (split_id(c.start)[2] - 1) / max(1, verses_in_chapter_of(c.start))
         X[i, col["genre_boost"]] = t.genre_boosts.get(c.genre or "", 1.0)
         if c.genre in GENRES:
             X[i, col[f"genre_{c.genre}"]] = 1.0
@@ -146,7 +146,7 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
         X[i, col["cos_q_best_verse"]] = sims[:, 0].max()
         if len(rw):
             X[i, col["cos_rw_best_verse"]] = sims[:, 1:].max()
-        row = t.chapter_rows.get(c.start // 1000 * 1000) if c.level == "chapter" else None
+        row = t.chapter_rows.get(chapter_base(c.start)) if c.level == "chapter" else None
         vec = t.chapter_vectors[row] if row is not None else _unit(block.mean(axis=0))
         cos = Q @ vec
         X[i, col["cos_q"]] = cos[0]

@@ -5,31 +5,25 @@ off-topic queries. Topic similarity alone cannot decide it (OpenBible has a topi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from citebible_pipeline.query.text import FLOOR_STOP, LETTERS, plural_base
+from citebible_pipeline.query.tuning import TUNING
+
 FEATURES = ("dense_verse", "dense_chapter", "theme", "fulltext", "pastoral", "lexicon")
-_WORD = re.compile(r"[a-z]+")
-_STOP = frozenset("a an and are as at be but by can do does for from how i in is it its me my not of on or our so "
-                  "that the their this to was we what when where who why will with you your".split())
-
-
-def _norm(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
 
 def lexicon(texts: Iterable[str]) -> frozenset[str]:
     """The words of the Bible text (lower case, a plural s dropped)."""
-    return frozenset(_norm(w) for t in texts for w in _WORD.findall(t.lower()))
+    return frozenset(plural_base(w) for t in texts for w in LETTERS.findall(t.lower()))
 
 
 def lexicon_coverage(query: str, words: frozenset[str]) -> float:
     """Share of the query's content words the Bible itself uses: questions about routers, recipes or
     stock prices are mostly words scripture never says, whatever an embedding makes of them."""
-    content = [_norm(w) for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 2]
+    content = [plural_base(w) for w in LETTERS.findall(query.lower()) if w not in FLOOR_STOP and len(w) > 2]
     return sum(w in words for w in content) / len(content) if content else 0.0
 
 
@@ -66,7 +60,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 30
     return coef, float(b)
 
 
-def calibrate(pos: Sequence[dict[str, float]], neg: Sequence[dict[str, float]], max_false_abstain: float = 0.02
+def calibrate(pos: Sequence[dict[str, float]], neg: Sequence[dict[str, float]], max_false_abstain: float = TUNING.max_false_abstain
               ) -> tuple[Floor, dict]:
     """Fit, then set the threshold as high as it can go while at most `max_false_abstain` of the
     answerable queries abstain (answering is the costly side to lose)."""

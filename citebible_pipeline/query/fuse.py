@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-RRF_K = 60
+from citebible_pipeline.query.tuning import TUNING
+
 
 
 @dataclass
@@ -39,7 +40,7 @@ class RankedList:
     items: Sequence[tuple[int, int, str, float]]
 
 
-def fuse(lists: Iterable[RankedList], k: int = RRF_K, prior: dict[tuple[int, int], float] | None = None) -> list[Candidate]:
+def fuse(lists: Iterable[RankedList], k: int = TUNING.rrf_k, prior: dict[tuple[int, int], float] | None = None) -> list[Candidate]:
     """Sum of weight / (k + rank) over every list a candidate appears in, best first (ties by id)."""
     pool: dict[tuple[int, int], Candidate] = {}
     for lst in lists:

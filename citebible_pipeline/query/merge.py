@@ -7,14 +7,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from citebible_pipeline.bible.canon import chapter_base
 from citebible_pipeline.query.fuse import Candidate
 
 
 LEVEL_RANK = {"verse": 0, "range": 0, "pericope": 1, "chapter": 2}
-
-
-def _chapter_of(vid: int) -> int:
-    return vid // 1000 * 1000
 
 
 def _absorb(into: Candidate, other: Candidate) -> None:
@@ -30,12 +27,12 @@ def merge_ranges(cands: Sequence[Candidate]) -> list[Candidate]:
     by_chapter: dict[int, list[Candidate]] = defaultdict(list)
     for c in cands:
         if LEVEL_RANK[c.level] == 0:
-            by_chapter[_chapter_of(c.start)].append(c)
+            by_chapter[chapter_base(c.start)].append(c)
     for group in by_chapter.values():
         group.sort(key=lambda c: (c.start, c.end))
         cur = None
         for c in group:
-            if cur is not None and c.start <= cur.end + 1 and _chapter_of(c.end) == _chapter_of(cur.start):
+            if cur is not None and c.start <= cur.end + 1 and chapter_base(c.end) == chapter_base(cur.start):
                 merged = Candidate(cur.start, max(cur.end, c.end), "range", max(cur.score, c.score))
                 merged.genre = (cur if cur.score >= c.score else c).genre
                 _absorb(merged, cur)
@@ -94,7 +91,7 @@ def merge(cands: Sequence[Candidate], verses_in: Callable[[int], int], ratio: fl
         out = collapse(out, "pericope", pericope_of, ratio)
 
     def chapter(vid: int) -> tuple[int, int] | None:
-        total = verses_in(_chapter_of(vid))
-        return (_chapter_of(vid) + 1, _chapter_of(vid) + total) if total else None
+        total = verses_in(chapter_base(vid))
+        return (chapter_base(vid) + 1, chapter_base(vid) + total) if total else None
 
     return collapse(out, "chapter", chapter, ratio)

@@ -54,9 +54,10 @@ class Analysis(BaseModel):
 
 
 class Rewrite(BaseModel):
-    text: str
-    source: str  # original | theme:<id> | topic:<name> | llm
+    text: str  # what was searched: the query, a theme's rewrite, or an LLM phrase
+    source: str  # original | pastoral:<key> | topic:<name> | llm
     weight: float
+    theme: str | None = None  # the routed theme's name (None for the original and LLM phrases)
 
 
 class Hit(BaseModel):
@@ -110,7 +111,8 @@ class Result(BaseModel):
 class SearchResponse(BaseModel):
     query: str
     abstained: bool = False
-    reason: str | None = None  # why it abstained; otherwise a note on a degraded optional stage (LLM rewriter down)
+    reason: str | None = None  # why it abstained (None when it answered)
+    notice: str | None = None  # an optional stage that degraded and how (the LLM rewriter down); never an abstention
     analysis: Analysis
     rewrites: list[Rewrite] = []
     timings: dict[str, float] = {}

@@ -21,7 +21,9 @@ def render_text(resp: SearchResponse, width: int = 100) -> str:
              f"  {a.query_type}" + (f", pastoral intent ({a.pastoral_score:.2f})" if a.pastoral else "")
              + (f", testament {a.testament}" if a.testament else "")]
     if len(resp.rewrites) > 1:
-        lines.append("  stepped back to: " + "; ".join(r.text for r in resp.rewrites[1:]))
+        lines.append("  stepped back to: " + "; ".join(r.theme or r.text for r in resp.rewrites[1:]))
+    if resp.notice:
+        lines.append(f"  note: {resp.notice}")
     if resp.abstained:
         lines.append(f"\nNo answer: {resp.reason}")
         return "\n".join(lines)

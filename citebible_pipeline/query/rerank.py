@@ -11,8 +11,8 @@ import os
 import tarfile
 import tempfile
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import psycopg
@@ -21,9 +21,6 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.query.features import FEATURES, PoolTables, RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import EngineNotReady
-
-if TYPE_CHECKING:
-    from citebible_pipeline.query.engine import Engine
 
 log = logging.getLogger(__name__)
 CE_INPUTS: tuple[str, ...] = ("query", "passage:best3_verses")  # what a stored cross-encoder was trained on
@@ -40,12 +37,21 @@ class RerankerMismatch(RerankerError):
     """The stored model was trained on another feature list than this code computes."""
 
 
+@dataclass(frozen=True)
+class RerankInputs:
+    """What a reranker may read besides the pool it is given: a translation's feature tables and verse rows
+    (id -> (ref, text, vector)). The engine supplies them; a reranker never reaches into the engine."""
+
+    tables: Callable[[str], PoolTables]
+    verse_rows: Callable[[Sequence[int], str], dict[int, tuple[str, str, np.ndarray | None]]]
+
+
 class Reranker:
     kind = "custom"
     model_id: int | None = None
     learned = False  # True: the model already weighs the human-vote prior, so the boost stage does not add it again
 
-    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+    def rerank(self, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs) -> list[Candidate]:
         raise NotImplementedError
 
 
@@ -80,24 +86,21 @@ class FeatureReranker(Reranker):
         with self._lock:
             return np.asarray(self.booster.predict(X, num_threads=1), np.float64)
 
-    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+    def rerank(self, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs) -> list[Candidate]:
         if not cands:
             return cands
-        tables = self.tables if query.translation == DEFAULT_TRANSLATION else engine.pool_tables(translation=query.translation)
+        tables = self.tables if query.translation == DEFAULT_TRANSLATION else inputs.tables(query.translation)
         raw = self.scores(compute(tables, query, cands))
         for c, s in zip(cands, np.exp(raw - raw.max())):
             c.score = float(s)
         return sorted(cands, key=lambda c: (-c.score, c.start))
 
 
-def passage_texts(engine: Engine, query: RerankQuery, cands: Sequence[Candidate]) -> list[str]:
+def passage_texts(inputs: RerankInputs, query: RerankQuery, cands: Sequence[Candidate]) -> list[str]:
     """A cross-encoder's view of each candidate: a verse or short range whole, a chapter or long range as
     its PASSAGE_VERSES verses nearest the query, in reading order (one place for training and serving)."""
-    from citebible_pipeline.query.retrieve import verse_rows
-
     ids = sorted({v for c in cands for v in range(c.start, c.end + 1)})
-    with engine.pool.connection() as conn:
-        rows = verse_rows(conn, engine.space_id, ids, query.translation)
+    rows = inputs.verse_rows(ids, query.translation)
     out = []
     for c in cands:
         body = [v for v in range(c.start, c.end + 1) if v in rows]
@@ -133,10 +136,10 @@ class CrossEncoderReranker(Reranker):
             logits = logits[:, -1]
         return 1.0 / (1.0 + np.exp(-logits))
 
-    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+    def rerank(self, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs) -> list[Candidate]:
         if not cands:
             return cands
-        ce = self.scores(query.text, passage_texts(engine, query, cands))
+        ce = self.scores(query.text, passage_texts(inputs, query, cands))
         top = max(c.score for c in cands) or 1.0
         for c, s in zip(cands, ce):
             c.score = top * ((1 - self.mix) * c.score / top + self.mix * float(s))
@@ -197,6 +200,23 @@ def fetch_row(conn: psycopg.Connection, *, kind: str | None = None, model_id: in
         return conn.execute("SELECT id, kind, model, features FROM reranker_models WHERE id = %s", (model_id,)).fetchone()
     return conn.execute("SELECT id, kind, model, features FROM reranker_models WHERE is_active AND kind = %s",
                         (kind,)).fetchone()
+
+
+def load_chosen(conn: psycopg.Connection, name: str | None, tables: Callable[[], PoolTables]) -> Reranker | None:
+    """The reranker `name` chooses (None: CITEBIBLE_RERANKER): the stored model of a kind (none stored yet
+    serves the fused order, with a warning; a stored one that cannot serve raises RerankerError), a
+    CrossEncoder by name or path, or None for "none". `tables()` gives a feature model its pool tables."""
+    which = choice(name)
+    if which == "none":
+        return None
+    if which not in KINDS:
+        return CrossEncoderReranker(which)
+    row = fetch_row(conn, kind=which)
+    if row is None:
+        log.warning("no active %s reranker: materialize %s (serving the fused order)", which,
+                    "reranker_model" if which == "features" else "reranker_cross_encoder")
+        return None
+    return load_row(row, tables() if row[1] == "features" else None)
 
 
 def choice(value: str | None = None) -> str:

@@ -12,6 +12,7 @@ from pgvector import Vector
 from psycopg import sql
 
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+from citebible_pipeline.query.tuning import TUNING
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def or_query(conn: psycopg.Connection, text: str, common: Sequence[str]) -> str 
 
 
 def retrieve(conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence[DenseQuery], k: int, ef_search: int,
-             fulltext: str | None, fulltext_k: int = 30, translation: str = DEFAULT_TRANSLATION, common: Sequence[str] = ()) -> list[Row]:
+             fulltext: str | None, fulltext_k: int = TUNING.fulltext_k, translation: str = DEFAULT_TRANSLATION, common: Sequence[str] = ()) -> list[Row]:
     """One statement: each dense search is its own ORDER BY ... LIMIT branch (so each uses the level's
     partial HNSW index and never post-filters); the full-text branch ORs the query's stemmed terms,
     less the `common` ones."""
@@ -106,8 +107,8 @@ def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], tran
     return {r[0]: (r[1], r[2], None if r[3] is None else np.asarray(r[3].to_numpy(), np.float32)) for r in rows}
 
 
-def passage_verses(conn: psycopg.Connection, start_id: int, end_id: int, translation: str = DEFAULT_TRANSLATION
-                   ) -> list[tuple[int, str, str]]:
-    """(id, ref, text) of every verse of a passage, in order (the CLI's and the API's lookups)."""
-    return conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id BETWEEN %s AND %s ORDER BY id",
-                        (translation, start_id, end_id)).fetchall()
+def passage_verses(conn: psycopg.Connection, start_id: int, end_id: int, translation: str = DEFAULT_TRANSLATION,
+                   limit: int | None = None) -> list[tuple[int, str, str]]:
+    """(id, ref, text) of the verses of a passage, in order, at most `limit` (the CLI's and the API's lookups)."""
+    return conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id BETWEEN %s AND %s ORDER BY id"
+                        " LIMIT %s", (translation, start_id, end_id, limit)).fetchall()

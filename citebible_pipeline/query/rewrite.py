@@ -14,19 +14,19 @@ import requests
 
 from citebible_pipeline.query.models import Rewrite
 from citebible_pipeline.query.route import Routed, ThemeIndex
+from citebible_pipeline.query.tuning import TUNING
 
 log = logging.getLogger(__name__)
-ORIGINAL_WEIGHT = 1.0
-REWRITE_WEIGHT = 0.7  # times the theme's routing weight relative to the best routed theme
 
 
 def offline_rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int) -> list[tuple[Rewrite, int]]:
     """(rewrite, theme row) for the routed themes, best first; the original comes first, theme -1."""
-    out = [(Rewrite(text=original, source="original", weight=ORIGINAL_WEIGHT), -1)]
+    out = [(Rewrite(text=original, source="original", weight=TUNING.original_weight), -1)]
     top = max((r.weight for r in routed), default=1.0)
     for r in routed[:limit]:
-        weight = round(REWRITE_WEIGHT * max(0.25, r.weight / top), 3)
-        out.append((Rewrite(text=index.names[r.theme], source=index.keys[r.theme], weight=weight), r.theme))
+        weight = round(TUNING.rewrite_weight * max(TUNING.rewrite_min_share, r.weight / top), 3)
+        out.append((Rewrite(text=index.rewrites[r.theme], source=index.keys[r.theme], weight=weight,
+                            theme=index.names[r.theme]), r.theme))
     return out
 
 
@@ -81,4 +81,4 @@ def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int,
     except Exception as exc:  # any failure of an optional helper falls back, and says so
         log.warning("LLM rewriter failed (%s: %s); using the offline rewrites", type(exc).__name__, exc)
         return offline, f"llm rewriter unavailable ({type(exc).__name__}); offline rewrites used"
-    return [offline[0], *((Rewrite(text=p, source="llm", weight=REWRITE_WEIGHT), -1) for p in phrases)], None
+    return [offline[0], *((Rewrite(text=p, source="llm", weight=TUNING.rewrite_weight), -1) for p in phrases)], None

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from citebible_pipeline.query.tuning import TUNING
+
 
 @dataclass(frozen=True)
 class ThemeIndex:
@@ -32,23 +34,16 @@ class Routed:
     weight: float  # share of the routing mass among the routed themes
 
 
-PASTORAL_BONUS = 0.05  # on pastoral intent a need-level theme wins a near tie with a topic name
-# Chosen on the training-side dev queries (themes/devset.py), never on the evaluation: top 8 within 0.2 at
-# temperature 0.1 gave topic nDCG@10 0.400 / pastoral-cue 0.512, against 0.388 / 0.481 for 5, 0.15, 0.05.
-TOP_THEMES = 8
-MARGIN = 0.2
-TEMPERATURE = 0.1
 
 
 _CLAUSE = re.compile(r"\s*(?:[,;.!?]+|\s(?:and|but|because|since|so|while|yet)\s)\s*", re.I)
-MIN_CLAUSE_WORDS = 3
 
 
 def clauses(text: str) -> list[str]:
     """The parts of a sentence that may each carry a need ("My mother is dying | I'm angry at God");
     empty when the sentence is one clause. Routing scores each theme by its best part."""
     parts = [p.strip() for p in _CLAUSE.split(text) if p and p.strip()]
-    parts = [p for p in parts if len(p.split()) >= MIN_CLAUSE_WORDS]
+    parts = [p for p in parts if len(p.split()) >= TUNING.min_clause_words]
     return parts if len(parts) > 1 else []
 
 
@@ -58,14 +53,14 @@ def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: 
     sims = index.cue_vectors @ np.atleast_2d(query).T
     scores = np.maximum.reduceat(sims, index.cue_starts, axis=0)
     if pastoral:
-        scores = scores + PASTORAL_BONUS * (np.asarray(index.kinds) == "pastoral")[:, None]
+        scores = scores + TUNING.pastoral_bonus * (np.asarray(index.kinds) == "pastoral")[:, None]
     if exclude:  # calibration and training leave a query's own topic (and its near duplicates) out
         mask = np.fromiter((k in exclude for k in index.split_keys), bool, len(index.split_keys))
         scores[mask] = -1.0
     return scores[:, 0] if single else scores
 
 
-def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TOP_THEMES, margin: float = MARGIN,
+def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNING.top_themes, margin: float = TUNING.margin,
           exclude: frozenset[str] = frozenset()) -> list[Routed]:
     """Per row (the whole query, then each clause): the best themes within `margin` of that row's best,
     weighted by a softmax of similarity; each row holds an equal share of the routing mass, so a
@@ -79,7 +74,7 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TOP_T
         order = np.argsort(-col)[:top]
         best = float(col[order[0]])
         keep = [int(i) for i in order if col[i] >= best - margin]
-        w = np.exp((col[keep] - best) / TEMPERATURE)
+        w = np.exp((col[keep] - best) / TUNING.temperature)
         for i, x in zip(keep, w / w.sum()):
             best_score[i] = max(best_score.get(i, -1.0), float(col[i]))
             mass[i] = mass.get(i, 0.0) + float(x) / n_rows

@@ -19,7 +19,7 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
-from citebible_pipeline.query.rerank import Reranker
+from citebible_pipeline.query.rerank import RerankInputs, Reranker
 from citebible_pipeline.themes.devset import DevQuery, dev_queries
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class Recorder(Reranker):
         self.tables = engine.pool_tables()
         self.seen: tuple[RerankQuery, list[Candidate], np.ndarray] | None = None
 
-    def rerank(self, engine: Engine, query: RerankQuery, cands: list[Candidate]) -> list[Candidate]:
+    def rerank(self, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs) -> list[Candidate]:
         self.seen = (query, [c.copy() for c in cands], compute(self.tables, query, cands))
         return cands
 

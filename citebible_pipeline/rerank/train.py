@@ -50,7 +50,7 @@ def served_order(engine: Engine, pool: Pool, reranker: Reranker | None) -> list[
     cands = [c.copy() for c in pool.cands]
     learned = False
     if reranker is not None:
-        cands = reranker.rerank(engine, pool.rq, cands)
+        cands = reranker.rerank(pool.rq, cands, engine.rerank_inputs)
         learned = reranker.learned
     return engine.boost(cands, POOL_OPTIONS, learned=learned, pastoral=pool.rq.pastoral, testament=None)
 
@@ -108,7 +108,7 @@ def ce_pairs(engine: Engine, pools: Sequence[Pool], per_query: int = 8, seed: in
         pos = [int(i) for i in np.argsort(-p.labels, kind="stable") if p.labels[i] > 0][: per_query // 2]
         neg = [i for i in range(len(p.cands)) if p.labels[i] == 0][: per_query - len(pos)]
         picked = pos + neg
-        texts = passage_texts(engine, p.rq, [p.cands[i] for i in picked])
+        texts = passage_texts(engine.rerank_inputs, p.rq, [p.cands[i] for i in picked])
         out += [(p.query.text, t, float(p.labels[i]) / 3.0) for i, t in zip(picked, texts) if t]
     rng.shuffle(out)
     return out

@@ -12,6 +12,7 @@ import psycopg
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.floor import Floor, calibrate
 from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.themes.vocabulary import load_pastoral
 
 SEED = 2026
@@ -32,7 +33,7 @@ def answerable_queries(engine: Engine, topics: int = 300) -> list[tuple[str, str
     return out
 
 
-def calibrate_floor(engine: Engine, max_false_abstain: float = 0.05) -> tuple[Floor, dict]:
+def calibrate_floor(engine: Engine, max_false_abstain: float = TUNING.max_false_abstain) -> tuple[Floor, dict]:
     opts = SearchOptions(floor=False)
     pos = [engine.rank(q, opts, exclude=frozenset({key})).signals for q, key in answerable_queries(engine)]
     neg = [engine.rank(q, opts).signals for q in everyday_questions()]

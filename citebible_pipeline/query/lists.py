@@ -1,0 +1,64 @@
+"""List building (pure): retrieval rows become weighted ranked lists for fusion, the human-vote prior and
+the cross-references become lists of their own, candidates get their genre, and the floor's signals are read
+off what retrieval saw. Every weight comes from `tuning.TUNING`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from citebible_pipeline.query.fuse import Candidate, RankedList
+from citebible_pipeline.query.models import Analysis, SearchOptions
+from citebible_pipeline.query.startup import EngineData
+from citebible_pipeline.query.tuning import TUNING
+
+_LEVEL_WEIGHT = {"chapter": TUNING.chapter_weight, "pericope": TUNING.pericope_weight}
+
+
+def retrieval_lists(rows, variants, o: SearchOptions) -> list[RankedList]:
+    """One list per (variant, retriever, level); `variants` are (Rewrite, theme row), the original first."""
+    grouped: dict[tuple[int, str, str], list] = {}
+    for v, retriever, level, s, e, sim in rows:
+        grouped.setdefault((v, retriever, level), []).append((s, e, level, sim))
+    out = []
+    for (v, retriever, level), items in grouped.items():
+        if retriever == "fulltext":
+            if not o.hybrid:
+                continue
+            weight = TUNING.fulltext_weight
+        else:
+            if (level == "chapter" and not o.chapters) or (level == "pericope" and not o.pericopes):
+                continue
+            weight = variants[v][0].weight * _LEVEL_WEIGHT.get(level, 1.0)
+        items.sort(key=lambda x: (-x[3], x[0]))
+        out.append(RankedList(variants[v][0].source if v else "original", retriever, level, weight, items))
+    return out
+
+
+def prior_list(prior: dict[tuple[int, int], float], pool: int) -> RankedList:
+    ranked = sorted(prior.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
+    return RankedList("prior", "prior", "passage", TUNING.prior_list_weight,
+                      [(s, e, "range" if e > s else "verse", w) for (s, e), w in ranked])
+
+
+def crossref_list(refs: Sequence[tuple[int, int, int, int]]) -> RankedList | None:
+    """(span index, to_start, to_end, votes) rows as a list, best-voted first; None when there are none."""
+    items = [(s, e, "range" if e > s else "verse", float(v)) for _, s, e, v in sorted(refs, key=lambda r: -r[3])]
+    return RankedList("crossref", "crossref", "verse", TUNING.crossref_weight, items) if items else None
+
+
+def tag(cands: list[Candidate], data: EngineData) -> list[Candidate]:
+    for c in cands:
+        c.genre = data.chapter_genres.get(c.start) if c.level == "chapter" else data.genres.get(c.start)
+    return cands
+
+
+def floor_signals(rows, routed, analysis: Analysis) -> dict[str, float]:
+    """The relevance floor's inputs (but `lexicon`, added by the caller): best original-query cosines, the best
+    theme similarity, how many full-text hits (saturating at the full-text list's length), pastoral intent."""
+    verse = max((r[5] for r in rows if r[0] == 0 and r[1] == "dense" and r[2] == "verse"), default=0.0)
+    chapter = max((r[5] for r in rows if r[0] == 0 and r[1] == "dense" and r[2] == "chapter"), default=0.0)
+    fts = sum(1 for r in rows if r[1] == "fulltext")
+    return {"dense_verse": float(verse), "dense_chapter": float(chapter),
+            "theme": max((r.score for r in routed), default=0.0),
+            "fulltext": math.log1p(fts) / math.log1p(TUNING.fulltext_k), "pastoral": analysis.pastoral_score}
