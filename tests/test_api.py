@@ -146,3 +146,45 @@ def test_every_cli_command_names_the_unreachable_database_in_one_line(argv):
     lines = [ln for ln in p.stderr.splitlines() if ln.strip() and "Warning" not in ln and "warn" not in ln]
     assert len(lines) == 1 and "'citebible'" in lines[0] and "127.0.0.1:1" in lines[0], p.stderr
     assert "s3cret" not in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+def test_overload_is_told_apart_from_an_outage(full_db):
+    engine = Engine(full_db["url"], llm=None, pool_size=1, pool_timeout=0.5)
+    with TestClient(create_app(lambda: engine)) as c:
+        assert c.get("/api/search", params={"q": "hope"}).status_code == 200
+        with engine.pool.connection():  # every connection the pool may open is busy
+            r = c.get("/api/search", params={"q": "hope"})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert "server busy: all 1 database connections are in use" in r.json()["detail"]
+        assert c.get("/api/search", params={"q": "hope"}).status_code == 200  # and it passes
+
+
+@pytest.mark.slow
+def test_statement_timeout_and_request_budget_say_what_they_are(full_db, monkeypatch):
+    monkeypatch.setenv("CITEBIBLE_STATEMENT_TIMEOUT_MS", "1")
+    engine = Engine(full_db["url"], llm=None, pool_size=2)  # start-up reads whole tables without the limit
+    with TestClient(create_app(lambda: engine)) as c:
+        r = c.get("/api/search", params={"q": "I feel far from God and my prayers go nowhere"})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert "ran past its 1 ms limit" in r.json()["detail"]
+    monkeypatch.delenv("CITEBIBLE_STATEMENT_TIMEOUT_MS")
+    monkeypatch.setenv("CITEBIBLE_REQUEST_BUDGET_S", "0.000001")
+    engine = Engine(full_db["url"], llm=None, pool_size=3)
+    with TestClient(create_app(lambda: engine)) as c:
+        r = c.get("/api/search", params={"q": "hope"})
+        assert r.status_code == 503 and "longer than its 1e-06 s budget" in r.json()["detail"]
+        assert "Traceback" not in r.text
+
+
+@pytest.mark.slow
+def test_cors_is_closed_unless_origins_are_set(client, full_db, monkeypatch):
+    r = client.get("/api/health", headers={"Origin": "https://example.org"})
+    assert "access-control-allow-origin" not in r.headers
+    monkeypatch.setenv("CITEBIBLE_CORS_ORIGINS", "https://example.org, https://study.example")
+    engine = Engine(full_db["url"], llm=None)
+    with TestClient(create_app(lambda: engine)) as c:
+        ok = c.get("/api/health", headers={"Origin": "https://study.example"})
+        assert ok.headers["access-control-allow-origin"] == "https://study.example"
+        other = c.get("/api/health", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in other.headers

@@ -1,14 +1,24 @@
 """FastAPI app: one Engine shared by every request, JSON errors (never a stack trace), 503 while the
-database is unreachable and recovery by itself when it returns, and the server-rendered reading page."""
+database is unreachable and recovery by itself when it returns, and the server-rendered reading page.
+
+Limits, each saying what it is: a search gets CITEBIBLE_REQUEST_BUDGET_S (default 10 s) before it is answered
+with a 503 and Retry-After; a statement on the engine's pool is cut at CITEBIBLE_STATEMENT_TIMEOUT_MS (default
+5,000, db/connection.py); every connection busy is overload (503, Retry-After, "busy"), not an outage; CORS is
+closed unless CITEBIBLE_CORS_ORIGINS lists origins (comma-separated)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable
 from importlib import resources
 
+import psycopg
 from fastapi import FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
@@ -16,12 +26,22 @@ from fastapi.templating import Jinja2Templates
 from citebible_pipeline.api.page import page_context
 from citebible_pipeline.bible.references import ReferenceError, parse_reference
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
-from citebible_pipeline.db.connection import UNREACHABLE, describe_url
+from citebible_pipeline.db.connection import UNREACHABLE, describe_url, pool_saturated, statement_timeout_ms
 from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationError, SearchResponse
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, TRANSLATION_KEY, VerseText
 from citebible_pipeline.query.retrieve import passage_verses
 
 MAX_VERSES = 250  # /api/verses returns at most this many (the longest chapter, Psalm 119, has 176), then says so
+DEFAULT_REQUEST_BUDGET_S = 10.0  # rule: a reader waits at most this; search p50 is 30 ms in-process (bench_query)
+RETRY_AFTER_S = 1
+
+
+def request_budget_s() -> float:
+    return float(os.environ.get("CITEBIBLE_REQUEST_BUDGET_S", DEFAULT_REQUEST_BUDGET_S))
+
+
+def cors_origins() -> list[str]:
+    return [o.strip() for o in os.environ.get("CITEBIBLE_CORS_ORIGINS", "").split(",") if o.strip()]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +68,8 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
     app = FastAPI(title="CiteBible", description="Bible passages that serve the reader's need (World English Bible, "
                   "OpenBible.info votes).", version="0.1.0")
     app.state.engine = holder
+    if cors_origins():  # closed by default: no CORS headers at all
+        app.add_middleware(CORSMiddleware, allow_origins=cors_origins(), allow_methods=["GET"], allow_headers=["*"])
     templates = Jinja2Templates(directory=str(resources.files("citebible_pipeline.api").joinpath("templates")))
 
     def where() -> str:
@@ -67,11 +89,23 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
     async def _not_ready(request: Request, exc: EngineNotReady):
         return JSONResponse({"detail": f"the index is not built: {exc}"}, status_code=503)
 
+    def busy(detail: str) -> JSONResponse:
+        return JSONResponse({"detail": detail}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+
     for exc_type in UNREACHABLE:
         @app.exception_handler(exc_type)
         async def _db_down(request: Request, exc: Exception):
+            engine = holder._engine
+            if engine is not None and pool_saturated(engine.pool):
+                log.warning("overload: every database connection busy (%s)", exc)
+                return busy(f"server busy: all {engine.pool.max_size} database connections are in use; retry shortly")
             log.warning("database unavailable: %s", exc)
             return JSONResponse({"detail": f"database unavailable ({where()}); retry shortly"}, status_code=503)
+
+    @app.exception_handler(psycopg.errors.QueryCanceled)
+    async def _statement_timeout(request: Request, exc: Exception):
+        log.warning("statement cut at its time limit: %s", exc)
+        return busy(f"a database statement ran past its {statement_timeout_ms():,} ms limit; retry shortly")
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
@@ -79,11 +113,17 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
         return JSONResponse({"detail": "internal error; it has been logged"}, status_code=500)
 
     @app.get("/api/search", response_model=SearchResponse)
-    def search(q: str = Query(..., max_length=MAX_QUERY_CHARS, description=f"at most {MAX_QUERY_CHARS} characters"),
+    async def search(q: str = Query(..., max_length=MAX_QUERY_CHARS, description=f"at most {MAX_QUERY_CHARS} characters"),
                k: int = Query(5, ge=1, le=50),
                translation: str = Query(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY, description="web or bsb (when built)")
-               ) -> SearchResponse:
-        return holder.get().search(q, k=k, translation=translation)
+               ):
+        budget = request_budget_s()
+        try:  # the search goes on in its thread; the reader is answered when the budget is spent
+            return await asyncio.wait_for(run_in_threadpool(lambda: holder.get().search(q, k=k, translation=translation)),
+                                          budget)
+        except asyncio.TimeoutError:
+            log.warning("search over its %.1f s budget: %r", budget, q[:80])
+            return busy(f"the search took longer than its {budget:g} s budget; retry shortly")
 
     @app.get("/api/verses/{reference}")
     def verses(reference: str, translation: str = Query(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY)) -> dict:

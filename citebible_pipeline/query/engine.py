@@ -15,7 +15,7 @@ import numpy as np
 
 from citebible_pipeline.bible.canon import book_of, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
-from citebible_pipeline.db.connection import database_url, get_pool
+from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import display as disp
 from citebible_pipeline.query import lists, startup
@@ -62,7 +62,8 @@ class Engine:
         self.llm = LLMConfig.from_env() if llm == "env" else llm
         self._encode_lock = threading.Lock()
         # a short wait for a connection: a caller (the API) answers 503 quickly while the database is down
-        self.pool = get_pool(self.url, min_size=1, max_size=pool_size, timeout=pool_timeout)
+        self.pool = get_pool(self.url, min_size=1, max_size=pool_size, timeout=pool_timeout,
+                             statement_timeout=statement_timeout_ms())
         self.rerank_inputs = RerankInputs(tables=lambda translation: self.pool_tables(translation=translation),
                                           verse_rows=self._verse_rows)
         with self.pool.connection() as conn:
@@ -89,6 +90,7 @@ class Engine:
             if conn is None:
                 with self.pool.connection() as c:
                     return self.pool_tables(c, translation)
+            conn.execute("SET LOCAL statement_timeout = 0")  # whole tables, once: not a search's statement
             self._tables[translation] = load_tables(conn, self.space_id, self.data.boosts, translation)
         return self._tables[translation]
 

@@ -64,7 +64,9 @@ class EngineData:
 
 
 def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> EngineData:
-    """`space` is the embedder's; the index's active space must be the same one."""
+    """`space` is the embedder's; the index's active space must be the same one. Runs in one transaction
+    without the pool's per-statement timeout (start-up reads whole tables once)."""
+    conn.execute("SET LOCAL statement_timeout = 0")
     active = active_space(conn)
     if active is None:
         raise EngineNotReady("no active embedding space: materialize passage_embeddings first")
