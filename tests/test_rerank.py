@@ -159,3 +159,23 @@ def test_cross_encoder_fine_tunes_deterministically_and_serves_from_the_table(fu
         ce.reranker.scores = lambda query, texts: calls.append(len(texts)) or score(query, texts)
         r = ce.search("my father died and I miss him", k=5)
         assert r.results and calls  # the stored cross-encoder served the search
+
+
+def test_debiased_labels_demote_a_hub_and_keep_a_rare_passage():
+    from citebible_pipeline.query.fuse import Candidate
+    from citebible_pipeline.rerank.pools import Pool
+    from citebible_pipeline.rerank.train import debias_labels
+
+    hub, rare, miss = (23041010, 23041010), (19088001, 19088018), (1001001, 1001001)
+
+    def pool(i):  # the hub is relevant (grade 3) in all 40 pools, the rare passage in one
+        cands = [Candidate(*hub, "verse", 1.0), Candidate(*rare, "chapter", 0.5), Candidate(*miss, "verse", 0.1)]
+        return Pool(DevQuery(f"q{i}", f"q{i}", "topic", ()), None, cands, np.zeros((3, 1)),
+                    np.array([3, 3 if i == 0 else 0, 0], np.int32))
+
+    pools = [pool(i) for i in range(40)]
+    out = debias_labels(pools, cap=8)  # 40 > 8: log2(40 / 8) = 2.3 -> three grades down, floored at 1
+    assert [int(x) for x in out[0].labels] == [1, 3, 0] and [int(x) for x in out[5].labels] == [1, 0, 0]
+    assert [int(x) for x in debias_labels(pools, cap=64)[0].labels] == [3, 3, 0]  # under the cap: as voted
+    assert [int(x) for x in debias_labels(pools, cap=0)[0].labels] == [3, 3, 0]
+    assert [int(x) for x in pools[0].labels] == [3, 3, 0]  # the recorded pools are not changed

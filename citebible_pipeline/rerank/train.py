@@ -37,6 +37,28 @@ def split(pools: Sequence[Pool], share: float = VALID_SHARE) -> tuple[list[Pool]
     return [p for p in pools if bucket(p) >= share], [p for p in pools if bucket(p) < share]
 
 
+def debias_labels(pools: Sequence[Pool], cap: int) -> list[Pool]:
+    """Popularity handled explicitly (inverse propensity, on the labels): a passage labelled relevant in more
+    than `cap` of these pools is a hub voted for everything (John 3:16, Isaiah 41:10), so its label loses one
+    grade per doubling beyond the cap, never below 1. Rare passages keep their grade. cap <= 0: as voted."""
+    if cap <= 0:
+        return list(pools)
+    seen: dict[tuple[int, int], int] = {}
+    for p in pools:
+        for c, lab in zip(p.cands, p.labels):
+            if lab > 0:
+                seen[(c.start, c.end)] = seen.get((c.start, c.end), 0) + 1
+    out = []
+    for p in pools:
+        lab = p.labels.copy()
+        for i, c in enumerate(p.cands):
+            n = seen.get((c.start, c.end), 0)
+            if lab[i] > 0 and n > cap:
+                lab[i] = max(1, int(lab[i]) - int(np.log2(n / cap)) - 1)
+        out.append(Pool(p.query, p.rq, p.cands, p.X, lab))
+    return out
+
+
 def training_hash(pools: Sequence[Pool], settings: dict) -> str:
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for p in pools:
