@@ -60,3 +60,11 @@ def test_canon_counts():
     assert find_book("Phlm").name == "Philemon" and find_book("Jas").name == "James" and find_book("Song").usfm == "SNG"
     assert [b.osis for b in pb][:3] == ["Gen", "Exod", "Lev"]
     assert format_id(45014026) == "Romans 14:26"
+
+
+def test_every_formatted_reference_parses_back_including_deuterocanon_names():
+    """Found by the soak: 'DanGr 11:11' formatted as 'Daniel (Greek) 11:11', which did not parse back (a 500)."""
+    for text in ("DanGr 11:11", "Tob 1:1", "Sir 2:1-3", "Ps 23", "1 Cor 13:4-7"):
+        ref = parse_reference(text)
+        again = parse_reference(ref.format())
+        assert (again.start_id, again.end_id) == (ref.start_id, ref.end_id), text

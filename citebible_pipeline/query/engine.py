@@ -76,13 +76,10 @@ class Engine:
                  "none" if self.reranker is None else f"{self.reranker.kind} {self.reranker.model_id or ''}".strip())
 
     # the start-up data, by the names callers (API health, training, benchmarks) use
-    space_id = property(lambda self: self.data.space_id)
-    dims = property(lambda self: self.data.dims)
-    themes = property(lambda self: self.data.themes)
-    floor = property(lambda self: self.data.floor)
+    space_id, dims = property(lambda self: self.data.space_id), property(lambda self: self.data.dims)
+    themes, floor = property(lambda self: self.data.themes), property(lambda self: self.data.floor)
     translations = property(lambda self: self.data.translations)
 
-    # -- the reranker's life cycle -------------------------------------------------------------------
     def pool_tables(self, conn=None, translation: str = DEFAULT_TRANSLATION) -> PoolTables:
         """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use (per
         translation: a second one costs its vectors only when it is first searched)."""
@@ -239,6 +236,8 @@ class Engine:
                 results = []
             elif ranked.analysis.query_type == "reference":
                 results = lookup()
+                if not results:  # a real reference the index has no verses for (a deuterocanon book, by default)
+                    ranked.abstained, ranked.reason = True, f"{ranked.analysis.references[0]} is not in this index"
             else:
                 results = present(conn, self.data, ranked.candidates[:k], ranked.query_vector, ranked.terms,
                                   opts.translation)
