@@ -165,18 +165,25 @@ def test_overload_is_told_apart_from_an_outage(full_db):
 
 @pytest.mark.slow
 def test_statement_timeout_and_request_budget_say_what_they_are(full_db, monkeypatch):
-    monkeypatch.setenv("CITEBIBLE_STATEMENT_TIMEOUT_MS", "1")
+    monkeypatch.setenv("CITEBIBLE_STATEMENT_TIMEOUT_MS", "200")
     engine = Engine(full_db["url"], llm=None, pool_size=2)  # start-up reads whole tables without the limit
-    with TestClient(create_app(lambda: engine)) as c:
-        r = c.get("/api/search", params={"q": "I feel far from God and my prayers go nowhere"})
-        assert r.status_code == 503 and r.headers["retry-after"] == "1"
-        assert "ran past its 1 ms limit" in r.json()["detail"]
-    monkeypatch.delenv("CITEBIBLE_STATEMENT_TIMEOUT_MS")
-    monkeypatch.setenv("CITEBIBLE_REQUEST_BUDGET_S", "0.000001")
-    engine = Engine(full_db["url"], llm=None, pool_size=3)
+
+    def slow_statement(*args, **kwargs):  # a statement past the limit, on the engine's own pool
+        with engine.pool.connection() as conn:
+            conn.execute("SELECT pg_sleep(2)")
+
+    engine.search = slow_statement
     with TestClient(create_app(lambda: engine)) as c:
         r = c.get("/api/search", params={"q": "hope"})
-        assert r.status_code == 503 and "longer than its 1e-06 s budget" in r.json()["detail"]
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert "ran past its 200 ms limit" in r.json()["detail"]
+    monkeypatch.delenv("CITEBIBLE_STATEMENT_TIMEOUT_MS")
+    monkeypatch.setenv("CITEBIBLE_REQUEST_BUDGET_S", "0.2")
+    engine = Engine(full_db["url"], llm=None, pool_size=3)
+    engine.search = lambda *args, **kwargs: time.sleep(1.5)  # a search slower than its budget
+    with TestClient(create_app(lambda: engine)) as c:
+        r = c.get("/api/search", params={"q": "hope"})
+        assert r.status_code == 503 and "longer than its 0.2 s budget" in r.json()["detail"]
         assert "Traceback" not in r.text
 
 
