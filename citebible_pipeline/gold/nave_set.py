@@ -19,7 +19,6 @@ class NaveGold:
     splits: list[tuple[int, str, str]]  # (entry id, split key, side) of every sub-entry
     queries: list[tuple]  # gold_queries rows
     passages: list[tuple[str, int, int, int]]  # gold_passages rows
-    considered: int  # sub-entries with any passage
 
 
 def nave_gold(conn: psycopg.Connection) -> NaveGold:
@@ -42,4 +41,4 @@ def nave_gold(conn: psycopg.Connection) -> NaveGold:
         queries.append((qid, "naves", "topic", side(q.text), q.text, False, None))
         spans = {span for eid in q.entry_ids for span in listed[eid]}
         passages.extend((qid, s, e, 1) for s, e in sorted(spans))
-    return NaveGold(splits, queries, passages, len(listed))
+    return NaveGold(splits, queries, passages)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from citebible_pipeline.bible.canon import Book, by_usfm, protestant_books, to_web
 from citebible_pipeline.bible.references import ReferenceError, make_reference
+from citebible_pipeline.openbible.parse import Reject  # one counted-reject record for every source parser
 
 HEADER = ("section", "subject", "entry")
 INDENT = 5
@@ -74,13 +75,6 @@ class NaveLink:
     target: str  # as written, link ids stripped ("AFFLICTION, CONSOLATION IN")
     to_id: int | None  # the entry it names, when that entry exists
     line: int
-
-
-@dataclass(frozen=True)
-class Reject:
-    line: int
-    reason: str
-    text: str
 
 
 @dataclass
