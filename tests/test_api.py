@@ -131,6 +131,58 @@ def test_api_answers_503_while_the_database_is_down_and_recovers(full_db, pg_ser
         assert c.get("/api/health").json()["status"] == "ok"
 
 
+@pytest.mark.slow
+def test_a_running_server_answers_one_line_503s_while_the_database_is_down_and_recovers(full_db, pg_server, tmp_path):
+    """The real thing: `citebible serve` in its own process on 127.0.0.1, the database stopped under it."""
+    import os
+    import socket
+
+    import httpx
+
+    assert pg_server["pgdata"] is not None, "this test stops the embedded test server"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "DATABASE_URL": full_db["url"], "HF_HUB_OFFLINE": "1", "CITEBIBLE_LLM_URL": ""}
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "citebible_pipeline.cli", "serve", "--host", "127.0.0.1",
+                               "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+
+    def until(status: int, path: str = "/api/search", seconds: float = 90) -> httpx.Response:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                r = httpx.get(base + path, params={"q": "hope"}, timeout=15)
+                if r.status_code == status or time.monotonic() > deadline:
+                    return r
+            except httpx.TransportError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.3)
+
+    try:
+        assert until(200).json()["results"]
+        stop_server(pg_server["pgdata"])
+        try:
+            for path in ("/api/search", "/api/health", "/"):
+                down = httpx.get(base + path, params={"q": "hope"}, timeout=15)
+                assert down.status_code == 503 and "Traceback" not in down.text, (path, down.text)
+                if path.startswith("/api"):
+                    detail = down.json()["detail"]
+                    assert "database unavailable" in detail and "\n" not in detail
+            assert server.poll() is None  # the process lives through the outage
+        finally:
+            ensure_server(pg_server["pgdata"], cleanup_mode="delete")
+        back = until(200)
+        assert back.status_code == 200 and back.json()["results"]
+        assert httpx.get(base + "/api/health", timeout=15).json()["status"] == "ok"
+    finally:
+        server.terminate()  # by its pid: the process this test started
+        server.wait(timeout=30)
+        log.close()
+
+
 def test_app_started_without_a_database_answers_503_json():
     url = "postgresql://reader:s3cret@127.0.0.1:1/citebible"
     with TestClient(create_app(url=url)) as c:

@@ -182,3 +182,30 @@ def test_gated_load_keeps_previous_rows(db_url, tmp_path, monkeypatch):
     result = _load(db_url, tmp_path / "cache", use_live=True)
     assert not result.success and "sha256" in _failure(result).lower()
     assert _state(db_url) == good
+
+
+def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
+    from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
+    from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT, PastoralTheme, build_vocabulary, nave_subjects
+
+    def nave(eid, subject, path, s):
+        return TrainingNavePassage(eid, readable(subject, path), subject, path, s, s)
+
+    rows = [nave(1, "ANGER", ("Forbidden",), 10), nave(2, "ANGER", ("Slow to",), 11),
+            nave(3, "WATCHMAN", ("On towers",), 20), nave(4, "WATCHMAN", ("Figurative",), 21), nave(5, "WATCHMAN", (), 22),
+            nave(6, "SHAMGAR", ("A judge",), 30), nave(7, "SHAMGAR", (), 31), nave(8, "SHAMGAR", ("Kills",), 32),
+            nave(9, "FASTING", ("Instances of", "Moses"), 40),
+            nave(10, "HOSPITALITY", ("Commanded",), 50), nave(11, "HOSPITALITY", (), 51), nave(12, "HOSPITALITY", ("x",), 52)]
+    subjects = nave_subjects(rows, names=frozenset({"shamgar"}))
+    assert set(subjects) == {"anger", "watchman", "hospitality"}  # a name and an instance list are not needs
+    votes = [TrainingPassage("anger", 10, 10, 50, None), TrainingPassage("anger", 12, 12, 100, None),
+             TrainingPassage("anger", 13, 13, 10, None)]
+    lament = PastoralTheme(id="lament", name="lament", rewrite="r", cues=("why God",), topics=("anger", "tears"))
+    themes, report = build_vocabulary(votes, [lament], subjects, heldout_keys=frozenset({"hospitality"}))
+    by_key = {t.key: t for t in themes}
+    assert set(by_key) == {"pastoral:lament", "topic:anger", "nave:watchman"}  # hospitality's key is held out
+    anger = by_key["topic:anger"].passages
+    assert anger[(12, 12)] == 1.0 and anger[(11, 11)] == NAVE_WEIGHT  # Nave's alone: half a top-voted passage
+    assert anger[(10, 10)] == pytest.approx(1 - (1 - 0.5) * (1 - NAVE_WEIGHT))  # both sources: noisy-or
+    assert by_key["pastoral:lament"].passages == anger  # through its topic names
+    assert report["nave_subjects_joined"] == 1 and report["nave_subject_themes"] == 1

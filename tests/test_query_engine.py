@@ -99,6 +99,30 @@ def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_d
             assert "offline rewrites used" in r.notice and r.reason is None, path
 
 
+def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine):
+    """The rewrite earns its place: need phrases from a (stub) gateway route to themes whose human-judged passages
+    join the prior and the need slots, so the answer moves toward them."""
+    from citebible_pipeline.query.route import clause_needs
+    from citebible_pipeline.query.slots import serves
+
+    phrases = ["crying out to God in anger and complaint", "feeling abandoned by God"]
+    reply = json.dumps({"choices": [{"message": {"content": "\n".join(f"- {p}" for p in phrases)}}]}).encode()
+    themes = engine.themes
+    named = clause_needs(themes, engine.encode(phrases), pastoral=True)  # each phrase's own need
+    needs = [themes.passages[t][:2] for t in named]
+
+    def served(results) -> int:
+        return sum(any(serves(c, n) for n in needs) for c in results[:5])
+
+    without = engine.rank(FLAGSHIP).candidates
+    with ScriptedServer() as srv:
+        srv.routes = {"/ok": [(200, reply)]}
+        llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=5.0))
+        ranked = llm_engine.rank(FLAGSHIP)
+    assert [w.source for w in ranked.rewrites][1:] == ["llm", "llm"]
+    assert served(ranked.candidates) > served(without), (served(ranked.candidates), served(without))
+
+
 def test_eight_threads_share_one_engine(engine):
     queries = [FLAGSHIP, "the armor of God", "John 3:16", "I am lonely", "forgiveness", "best pizza in town",
                "Ps 23", "hope"] * 5

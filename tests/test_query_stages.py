@@ -11,7 +11,8 @@ from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
-from citebible_pipeline.query.route import ThemeIndex, prior_scores, route
+from citebible_pipeline.query.route import Routed, ThemeIndex, prior_scores, route, specificity
+from citebible_pipeline.query.slots import fill, serves
 
 
 def verses_in(cid: int) -> int:
@@ -224,7 +225,7 @@ def test_every_weight_and_threshold_says_where_it_came_from():
     assert len(sources) >= 24 and all(len(s) > 15 for s in sources.values()), \
         [k for k, s in sources.items() if len(s) <= 15]
     assert all(s.split(":")[0] in ("dev", "rule", "set by hand", "rule from the issue", "rule from the architecture",
-                                   "rule stated with the classifier") for s in sources.values())
+                                   "rule stated with the classifier", "rule stated before measuring") for s in sources.values())
     assert TUNING.rrf_k == 60 and TUNING.max_false_abstain == 0.05  # one default, where there were two
 
 
@@ -259,3 +260,47 @@ def test_no_query_module_imports_another_in_a_circle():
         if mod != "__init__":
             visit(mod)
     assert max(len(p.read_text().splitlines()) for p in pkg.glob("*.py")) <= 270
+
+
+def test_specificity_prior_a_hub_loses_to_a_specific_passage():
+    """Toy table: the hub (id 9) is voted under all four themes, at the top of each; passage 5 is voted only under
+    the routed need, at half the hub's share. Raw vote share ranks the hub first; specificity ranks 5 first."""
+    themes = 4
+    passages = [(np.array([9, 5]), np.array([9, 5]), np.array([1.0, 0.5]))] + \
+        [(np.array([9, 10 + t]), np.array([9, 10 + t]), np.array([1.0, 0.3])) for t in range(1, themes)]
+    spec = specificity(passages)
+    assert spec[0][1] == pytest.approx(1.0) and spec[0][0] == pytest.approx(np.log(2) / np.log(1 + themes))
+    idx = ThemeIndex(keys=[f"t{i}" for i in range(themes)], kinds=["pastoral"] * themes, names=["n"] * themes,
+                     rewrites=["r"] * themes, split_keys=[f"t{i}" for i in range(themes)],
+                     cue_vectors=np.eye(themes, dtype=np.float32), cue_starts=np.arange(themes),
+                     rewrite_vectors=np.eye(themes, dtype=np.float32), passages=passages, specificity=spec)
+    routed = [Routed(0, 0.9, 1.0)]
+    raw, specific = prior_scores(idx, routed, specific=False), prior_scores(idx, routed)
+    assert raw[(9, 9)] > raw[(5, 5)]
+    assert specific[(5, 5)] > specific[(9, 9)] > 0  # the hub still counts, less
+    # where the hub is the only thing voted, it still answers
+    assert prior_scores(idx, [Routed(1, 0.9, 1.0)])[(9, 9)] > 0
+
+
+def _cand(i: int) -> Candidate:
+    return Candidate(i, i, "verse", 1.0 - i / 100)
+
+
+def test_each_stated_need_gets_a_top_slot_from_the_top_20():
+    """A synthetic two-need sentence: need A (grief) is served at ranks 1-4, need B (anger at God) first at rank 9."""
+    cands = [_cand(i) for i in range(30)]
+    grief = (np.array([0, 1, 2, 3, 5]), np.array([0, 1, 2, 3, 5]))
+    lament = (np.array([8, 12]), np.array([8, 12]))
+    out = fill(cands, [grief, lament], k=5, depth=20)
+    top = [c.start for c in out[:5]]
+    assert top == [0, 1, 2, 3, 8]  # B's best took the last slot; 4 (serving neither) was displaced, not lost
+    assert out[5].start == 4 and sorted(c.start for c in out) == list(range(30))
+    # a single need: unchanged; a need whose first candidate is beyond the top 20: not promoted
+    assert fill(cands, [grief], k=5, depth=20) == cands
+    assert fill(cands, [grief, (np.array([25]), np.array([25]))], k=5, depth=20) == cands
+    # the displaced candidate is never the only one serving another need, and never the first
+    only = (np.array([4]), np.array([4]))
+    out = fill(cands, [grief, only, lament], k=5, depth=20)
+    assert [c.start for c in out[:5]] == [0, 1, 2, 4, 8]
+    # a range candidate serves a need whose passage lies inside it
+    assert serves(Candidate(7, 9, "verse", 0.5), lament)

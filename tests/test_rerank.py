@@ -133,7 +133,8 @@ def test_a_model_row_that_fails_to_load_leaves_the_previous_one_serving(full_db,
         assert active_id(conn, "features") == serving
         conn.execute("UPDATE reranker_models SET is_active = (id = %s) WHERE kind = 'features'", (bad,))
         conn.commit()
-        assert engine.reload_reranker() is False and engine.reranker.model_id == serving
+        assert engine.refresh() is False and engine.reranker.model_id == serving
+        assert engine.follower.error.startswith("Reranker")
         assert engine.search("I am afraid of the future").results
 
 

@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from importlib import resources
 
 import psycopg
@@ -30,6 +31,7 @@ from citebible_pipeline.db.connection import UNREACHABLE, describe_url, pool_sat
 from citebible_pipeline.query import Engine, EngineNotReady, QueryValidationError, SearchResponse
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, TRANSLATION_KEY, VerseText
 from citebible_pipeline.query.retrieve import passage_verses
+from citebible_pipeline.query.serving import reload_interval_s
 
 MAX_VERSES = 250  # /api/verses returns at most this many (the longest chapter, Psalm 119, has 176), then says so
 DEFAULT_REQUEST_BUDGET_S = 10.0  # rule: a reader waits at most this; search p50 is 30 ms in-process (bench_query)
@@ -48,7 +50,9 @@ log = logging.getLogger(__name__)
 
 class EngineHolder:
     """Creates the Engine on first use and again after a failed start, so an app started while the
-    database is down begins answering once it is back."""
+    database is down begins answering once it is back; then follows the data (every
+    CITEBIBLE_RELOAD_INTERVAL_S, default 5 s: a newly materialized reranker, theme vocabulary, floor, genre
+    boosts or space is swapped in without a restart, query/serving.py)."""
 
     def __init__(self, factory: Callable[[], Engine]) -> None:
         self.factory = factory
@@ -59,13 +63,24 @@ class EngineHolder:
         if self._engine is None:
             with self._lock:
                 if self._engine is None:
-                    self._engine = self.factory()
+                    engine = self.factory()
+                    engine.follower.start(reload_interval_s())
+                    self._engine = engine
         return self._engine
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.follower.stop()
 
 
 def create_app(factory: Callable[[], Engine] | None = None, url: str | None = None) -> FastAPI:
     holder = EngineHolder(factory or (lambda: Engine(url, llm="env")))
-    app = FastAPI(title="CiteBible", description="Bible passages that serve the reader's need (World English Bible, "
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        holder.close()
+
+    app = FastAPI(lifespan=lifespan, title="CiteBible", description="Bible passages that serve the reader's need (World English Bible, "
                   "OpenBible.info votes).", version="0.1.0")
     app.state.engine = holder
     if cors_origins():  # closed by default: no CORS headers at all

@@ -40,7 +40,8 @@ class EmbedderResource(ConfigurableResource):
     model: str = Field(default=DEFAULT_MODEL, description="model id or local path (default: the offline MiniLM package)")
     device: str = Field(default="auto", description="cpu or cuda (a GPU worker is this setting); auto: CUDA when "
                         "torch sees one, else cpu (the onnx backend runs cpu unless cuda is named)")
-    batch_size: int = 64
+    batch_size: int = Field(default=64, description="texts per forward pass (64 measured best on 2 CPU cores; a GPU "
+                            "worker takes more, e.g. 256: dagster_home/cluster/embed_on_gpu.yaml)")
     backend: Optional[str] = Field(default=None, description="onnx (ONNX Runtime over a cached export of the same "
                                    "weights) or torch; None: CITEBIBLE_EMBED_BACKEND, else onnx")
     document_prefix: Optional[str] = Field(default=None, description="override the registry's document prefix")

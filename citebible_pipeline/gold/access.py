@@ -41,6 +41,8 @@ def training_topic_passages(conn: psycopg.Connection) -> list[TrainingPassage]:
 class TrainingNavePassage:
     entry_id: int
     text: str  # the readable label ("afflictions and adversities: prayer in")
+    subject: str  # as the index writes it ("AFFLICTIONS AND ADVERSITIES")
+    path: tuple[str, ...]  # the labels below the subject
     start_id: int
     end_id: int
 
@@ -57,7 +59,14 @@ def training_nave_passages(conn: psycopg.Connection) -> list[TrainingNavePassage
         " AND NOT EXISTS (SELECT 1 FROM topic_splits h WHERE h.split = 'heldout' AND h.split_key = s.split_key)"
         " ORDER BY t.id, p.start_id"
     ).fetchall()
-    return [TrainingNavePassage(eid, readable(subject, tuple(path)), s, e) for eid, subject, path, s, e in rows]
+    return [TrainingNavePassage(eid, readable(subject, tuple(path)), subject, tuple(path), s, e)
+            for eid, subject, path, s, e in rows]
+
+
+def heldout_keys(conn: psycopg.Connection) -> frozenset[str]:
+    """Split keys held out in either source: what no training-side artefact may be named by."""
+    return frozenset(r[0] for r in conn.execute(
+        "SELECT split_key FROM topic_splits WHERE split = 'heldout' UNION SELECT split_key FROM nave_splits WHERE split = 'heldout'"))
 
 
 @dataclass(frozen=True)

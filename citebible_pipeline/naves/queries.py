@@ -57,8 +57,11 @@ def readable(subject: str, path: tuple[str, ...]) -> str:
 
 
 def is_query(subject: str, path: tuple[str, ...], passages: int, names: frozenset[str]) -> bool:
-    if not path or passages < MIN_PASSAGES:
-        return False
+    return bool(path) and passages >= MIN_PASSAGES and is_need(subject, path, names)
+
+
+def is_need(subject: str, path: tuple[str, ...], names: frozenset[str]) -> bool:
+    """Rules 2-4: an entry about a need or doctrine, not a person, place or list of instances."""
     first = _words(subject)[:1]
     if not first or first[0] in names:
         return False

@@ -18,7 +18,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import display as disp
-from citebible_pipeline.query import lists, startup
+from citebible_pipeline.query import lists
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables
@@ -27,10 +27,14 @@ from citebible_pipeline.query.fuse import Candidate, fuse
 from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import overlaps, present, reference_candidate
-from citebible_pipeline.query.rerank import KINDS, Reranker, RerankerError, RerankInputs, fetch_row, load_chosen, load_row
+from citebible_pipeline.query.rerank import Reranker, RerankInputs
 from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
-from citebible_pipeline.query.route import clauses, prior_scores, route
+from citebible_pipeline.query.route import clause_needs, clauses, prior_scores, route
+from citebible_pipeline.query.slots import fill
+from citebible_pipeline.query.tuning import TUNING
+from citebible_pipeline.query.serving import Follower, Serving, describe, load_serving, read_versions
+from citebible_pipeline.query.startup import EngineData
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,7 @@ class Ranked:
     terms: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)
     notice: str | None = None  # a degraded optional stage
+    data: EngineData | None = None  # the snapshot it was ranked on (display reads the same one)
 
 
 class Engine:
@@ -58,59 +63,63 @@ class Engine:
         started = time.perf_counter()
         self.url = url or database_url()
         self.embedder = embedder or Embedder()
-        self._tables: dict[str, PoolTables] = {}
         self.llm = LLMConfig.from_env() if llm == "env" else llm
+        self._reranker_choice = reranker
         self._encode_lock = threading.Lock()
         # a short wait for a connection: a caller (the API) answers 503 quickly while the database is down
         self.pool = get_pool(self.url, min_size=1, max_size=pool_size, timeout=pool_timeout,
                              statement_timeout=statement_timeout_ms())
-        self.rerank_inputs = RerankInputs(tables=lambda translation: self.pool_tables(translation=translation),
-                                          verse_rows=self._verse_rows)
         with self.pool.connection() as conn:
-            self.data = startup.load(conn, self.embedder.space, self.encode)
-            self.reranker = load_chosen(conn, None if reranker == "env" else reranker, lambda: self.pool_tables(conn)) \
-                if isinstance(reranker, str) else reranker
+            self.serving = self._load(conn, read_versions(conn), None)
+        # a swap is one reference assignment: atomic for every reader
+        self.follower = Follower(lambda: self.serving, lambda: self._in_pool(read_versions),
+                                 lambda versions, old: self._in_pool(self._load, versions, old),
+                                 lambda fresh: setattr(self, "serving", fresh))
         self.load_seconds = time.perf_counter() - started
         log.info("engine ready in %.1fs: %d themes, floor %s, reranker %s", self.load_seconds, len(self.themes.keys),
                  "calibrated" if self.floor else "missing (never abstains)",
                  "none" if self.reranker is None else f"{self.reranker.kind} {self.reranker.model_id or ''}".strip())
 
-    # the start-up data, by the names callers (API health, training, benchmarks) use
+    # what serves now, by the names callers (API health, training, benchmarks) use; a search reads
+    # `self.serving` once and keeps that snapshot (serving.py)
+    data, reranker = property(lambda self: self.serving.data), property(lambda self: self.serving.reranker)
     space_id, dims = property(lambda self: self.data.space_id), property(lambda self: self.data.dims)
     themes, floor = property(lambda self: self.data.themes), property(lambda self: self.data.floor)
     translations = property(lambda self: self.data.translations)
+    rerank_inputs = property(lambda self: self.inputs(self.serving))
 
-    def pool_tables(self, conn=None, translation: str = DEFAULT_TRANSLATION) -> PoolTables:
+    def _load(self, conn, versions: dict[str, int], old: Serving | None) -> Serving:
+        return load_serving(conn, self.embedder.space, self.encode, self._reranker_choice, versions, old,
+                            lambda c, fresh: self.pool_tables(c, serving=fresh))
+
+    def _in_pool(self, fn, *args):
+        with self.pool.connection() as conn:
+            return fn(conn, *args)
+
+    def refresh(self) -> bool:
+        """Swap to artefacts committed since the last check (True when it did); one that fails to load is
+        refused and the current snapshot keeps serving (`follower.error` says why)."""
+        return self.follower.check()
+
+    def pool_tables(self, conn=None, translation: str = DEFAULT_TRANSLATION, serving: Serving | None = None) -> PoolTables:
         """Verse/chapter vectors and cross-references for the feature reranker, loaded on first use (per
         translation: a second one costs its vectors only when it is first searched)."""
-        if translation not in self._tables:
+        s = serving or self.serving
+        if translation not in s.tables:
             if conn is None:
                 with self.pool.connection() as c:
-                    return self.pool_tables(c, translation)
+                    return self.pool_tables(c, translation, s)
             conn.execute("SET LOCAL statement_timeout = 0")  # whole tables, once: not a search's statement
-            self._tables[translation] = load_tables(conn, self.space_id, self.data.boosts, translation)
-        return self._tables[translation]
+            s.tables[translation] = load_tables(conn, s.data.space_id, s.data.boosts, translation)
+        return s.tables[translation]
 
-    def _verse_rows(self, ids, translation: str):
-        with self.pool.connection() as conn:
-            return verse_rows(conn, self.space_id, ids, translation)
-
-
-    def reload_reranker(self) -> bool:
-        """Swap in the kind's active model; one that fails to load leaves the current one serving."""
-        if self.reranker is None or self.reranker.kind not in KINDS:
-            return False
-        try:
+    def inputs(self, s: Serving) -> RerankInputs:
+        """What a reranker may read, bound to one snapshot."""
+        def rows(ids, translation: str):
             with self.pool.connection() as conn:
-                row = fetch_row(conn, kind=self.reranker.kind)
-                if row is None or row[0] == self.reranker.model_id:
-                    return False
-                fresh = load_row(row, self.pool_tables(conn) if row[1] == "features" else None)
-        except RerankerError as exc:
-            log.error("reranker reload failed, model %s keeps serving: %s", self.reranker.model_id, exc)
-            return False
-        self.reranker = fresh
-        return True
+                return verse_rows(conn, s.data.space_id, ids, translation)
+
+        return RerankInputs(tables=lambda translation: self.pool_tables(translation=translation, serving=s), verse_rows=rows)
 
     def check_translation(self, translation: str) -> None:
         """A translation that is not built is the caller's error (the API's 422), named with what to do."""
@@ -120,10 +129,7 @@ class Engine:
 
     def describe(self) -> dict:
         """What is actually serving (API health): the embedder's backend and file, the reranker, the floor."""
-        r = self.reranker
-        return {"embedder": {"model": self.embedder.model_id, **self.embedder.describe()},
-                "reranker": {"kind": "none (fused order)" if r is None else r.kind, "model_id": None if r is None else r.model_id},
-                "floor_calibrated": self.floor is not None, "load_seconds": round(self.load_seconds, 2)}
+        return describe(self.serving, self.embedder, self.follower, self.load_seconds)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         with self._encode_lock:  # one forward pass at a time; it uses both cores
@@ -136,7 +142,9 @@ class Engine:
         training); `reranker` overrides the engine's (training records the pool through it)."""
         o = options or SearchOptions()
         self.check_translation(o.translation)
-        reranker = self.reranker if reranker == "engine" else reranker
+        snap = self.serving  # this search's snapshot, whatever swaps meanwhile
+        data = snap.data
+        reranker = snap.reranker if reranker == "engine" else reranker
         t = {}
         clock = time.perf_counter()
 
@@ -151,7 +159,7 @@ class Engine:
         lap("analyze")
         if analysis.query_type == "reference":
             return Ranked(analysis, None, [], [], abstained=analysis.reference_error is not None,
-                          reason=analysis.reference_error, timings=t)
+                          reason=analysis.reference_error, timings=t, data=data)
         parts = clauses(clean)
         if query_vector is None:
             vecs = self.encode([clean, *parts])
@@ -159,63 +167,72 @@ class Engine:
             vecs = np.vstack([query_vector, self.encode(parts)]) if parts else query_vector[None, :]
         q = vecs[0]
         lap("embed")
-        themes = self.data.themes
+        themes = data.themes
         routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
-        llm_vecs = iter(self.encode(llm_texts)) if llm_texts else iter(())
-        vectors = [q] + [themes.rewrite_vectors[theme] if theme >= 0 else next(llm_vecs) for _, theme in variants[1:]]
-        prior = prior_scores(themes, routed) if o.prior else {}
+        llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(q)), np.float32)
+        it = iter(llm_vecs)
+        vectors = [q] + [themes.rewrite_vectors[theme] if theme >= 0 else next(it) for _, theme in variants[1:]]
+        # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
+        # (the floor keeps the sentence's own routing: it was calibrated on that)
+        need_rows = np.vstack([vecs[1:], llm_vecs])
+        needs_routed = route(themes, np.vstack([vecs, llm_vecs]), analysis.pastoral, exclude=exclude) if llm_texts else routed
+        prior = prior_scores(themes, needs_routed, o.specific) if o.prior else {}
         lap("rewrite")
 
-        levels = ["verse"] + (["chapter"] if o.chapters else []) + (["pericope"] if o.pericopes and self.data.pericopes.spans else [])
+        levels = ["verse"] + (["chapter"] if o.chapters else []) + (["pericope"] if o.pericopes and data.pericopes.spans else [])
         dense = [DenseQuery(i, lv, v) for i, v in enumerate(vectors) for lv in levels] if o.dense else []
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
         with self.pool.connection() as conn:
-            rows = retrieve(conn, self.space_id, self.dims, dense, o.dense_k, o.ef_search,
-                            clean if o.hybrid or o.floor else None, translation=o.translation, common=self.data.common)
+            rows = retrieve(conn, data.space_id, data.dims, dense, o.dense_k, o.ef_search,
+                            clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
             lap("retrieve")
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
             signals = lists.floor_signals(rows, routed, analysis)
-            signals["lexicon"] = lexicon_coverage(clean, self.data.lexicon)
-            if o.floor and o.dense and self.floor is not None and self.floor.abstains(signals):
+            signals["lexicon"] = lexicon_coverage(clean, data.lexicon)
+            if o.floor and o.dense and data.floor is not None and data.floor.abstains(signals):
                 lap("floor")
                 reason = ("nothing in the Bible index fits this question closely enough "
-                          f"(relevance {self.floor.probability(signals):.2f} below the floor {self.floor.threshold:.2f})")
-                return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note)
+                          f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
+                return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note, data=data)
             lap("floor")
             fused = lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool)] if prior else [])
-            cands = lists.tag(fuse(fused, prior=prior)[: o.pool], self.data)
+            cands = lists.tag(fuse(fused, prior=prior)[: o.pool], data)
             lap("fuse")
             if o.expand and cands:
                 top = [c for c in cands[:10] if c.level != "chapter"]
                 extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
                 if extra is not None:
-                    cands = lists.tag(fuse([*fused, extra], prior=prior)[: o.pool], self.data)
+                    cands = lists.tag(fuse([*fused, extra], prior=prior)[: o.pool], data)
             lap("expand")
         if o.merge:
             cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,
-                          self.data.pericopes.of if o.pericopes and self.data.pericopes.spans else None)
+                          data.pericopes.of if o.pericopes and data.pericopes.spans else None)
         lap("merge")
         learned = False
         if o.rerank and reranker is not None:
             rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score,
                              signals.get("theme", 0.0), analysis.pastoral, prior, o.translation)
-            cands = reranker.rerank(rq, cands, self.rerank_inputs)
+            cands = reranker.rerank(rq, cands, self.inputs(snap))
             learned = reranker.learned
         lap("rerank")
-        cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament)
+        cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)
         lap("boost")
+        if o.slots and len(need_rows) > 1:
+            needs = clause_needs(themes, need_rows, analysis.pastoral, exclude)
+            cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
+        lap("needs")
         shown = [rw for rw, _ in variants]
         stems = disp.terms([clean] + [rw.theme or rw.text for rw in shown[1:] if rw.source != "llm"])
-        return Ranked(analysis, q, shown, cands, False, None, signals, stems, t, notice=note)
+        return Ranked(analysis, q, shown, cands, False, None, signals, stems, t, notice=note, data=data)
 
     def boost(self, cands: list[Candidate], o: SearchOptions, *, learned: bool, pastoral: bool,
-              testament: str | None) -> list[Candidate]:
+              testament: str | None, data: EngineData | None = None) -> list[Candidate]:
         """Stage 8 (also how training measures a reranker as served): the prior is added only where no
         learned reranker already weighed it; the genre boost only on pastoral intent."""
-        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=self.data.boosts if (o.boost and pastoral) else None,
+        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=(data or self.data).boosts if (o.boost and pastoral) else None,
                             testament=testament if o.boost else None,
                             testament_of=lambda vid: book_of(vid).testament)
 
@@ -226,11 +243,12 @@ class Engine:
         opts = SearchOptions(**options)
         k = max(1, min(int(k), 50))
         ranked = self.rank(text, opts)
+        data = ranked.data
         clock = time.perf_counter()
         with self.pool.connection() as conn:
             def lookup() -> list:
-                c = reference_candidate(ranked.analysis.references[0], self.data)
-                return present(conn, self.data, [c], None, set(), opts.translation)
+                c = reference_candidate(ranked.analysis.references[0], data)
+                return present(conn, data, [c], None, set(), opts.translation)
 
             if ranked.abstained:
                 results = []
@@ -239,7 +257,7 @@ class Engine:
                 if not results:  # a real reference the index has no verses for (a deuterocanon book, by default)
                     ranked.abstained, ranked.reason = True, f"{ranked.analysis.references[0]} is not in this index"
             else:
-                results = present(conn, self.data, ranked.candidates[:k], ranked.query_vector, ranked.terms,
+                results = present(conn, data, ranked.candidates[:k], ranked.query_vector, ranked.terms,
                                   opts.translation)
                 direct = lookup() if ranked.analysis.references else []
                 results = (direct + [r for r in results if not overlaps(r, direct[0])])[:k] if direct else results

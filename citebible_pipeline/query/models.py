@@ -30,7 +30,11 @@ class SearchOptions(BaseModel, frozen=True):
     pericopes: bool = Field(False, description="retrieve the pericope level too (titled passages; merge verse -> pericope -> chapter)")
     merge: bool = Field(True, description="merge adjacent verses into ranges, collapse dense chapters")
     prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
+    specific: bool = Field(True, description="weigh each voted passage by how specific it is to the routed themes "
+                           "(inverse theme frequency), so a passage voted under everything stops answering everything")
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
+    slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
+                        "best candidate of each (from the top 20)")
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
     dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
     rerank: bool = Field(True, description="run the engine's reranker (the learned model by default; CITEBIBLE_RERANKER)")

@@ -25,6 +25,7 @@ class ThemeIndex:
     cue_starts: np.ndarray  # first cue row of each theme
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
+    specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,40 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
     return [Routed(i, best_score[i], mass[i] / total) for i in ranked]
 
 
-def prior_scores(index: ThemeIndex, routed: list[Routed]) -> dict[tuple[int, int], float]:
-    """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes."""
+def clause_needs(index: ThemeIndex, clause_vectors: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset()
+                 ) -> list[int]:
+    """The best theme of each clause, in order and without repeats: the needs a sentence states (stage 9)."""
+    if len(clause_vectors) < 2:
+        return []
+    scores = theme_scores(index, np.atleast_2d(clause_vectors), pastoral, exclude)
+    return list(dict.fromkeys(int(i) for i in np.argmax(scores, axis=0)))
+
+
+def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power
+                ) -> list[np.ndarray]:
+    """Per theme and passage: how specific the passage is to this theme rather than to everything, as a smoothed
+    inverse theme frequency log(1 + N/df) / log(1 + N) (N themes, df = themes listing the passage), to `power`.
+    A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
+    passages still win where they are specific: the factor scales their vote share, it does not replace it."""
+    n = len(passages)
+    if n == 0:
+        return []
+    keys = [s * 1_000_000_000 + e for s, e, _ in passages]
+    uniq, df = np.unique(np.concatenate(keys), return_counts=True)
+    idf = (np.log1p(n / df) / np.log1p(n)) ** power
+    return [idf[np.searchsorted(uniq, k)] for k in keys]
+
+
+def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True) -> dict[tuple[int, int], float]:
+    """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
+    specificity to that theme when `specific` and the index has it)."""
     if not routed:
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    weights = np.concatenate([index.passages[r.theme][2] * r.weight for r in routed])
+    spec = index.specificity if specific and index.specificity is not None else None
+    weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
+                              for r in routed])
     keys, inverse = np.unique(starts * 1_000_000_000 + ends, return_inverse=True)
     sums = np.bincount(inverse, weights=weights)
     return {(int(k // 1_000_000_000), int(k % 1_000_000_000)): float(w) for k, w in zip(keys, sums)}

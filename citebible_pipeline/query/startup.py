@@ -22,7 +22,7 @@ from citebible_pipeline.embeddings.store import active_space
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
-from citebible_pipeline.query.route import ThemeIndex
+from citebible_pipeline.query.route import ThemeIndex, specificity
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +110,11 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     pastoral = [i for i, k in enumerate(kinds) if k == "pastoral"]
     if pastoral:
         rewrite_vectors[pastoral] = encode_queries([meta[i][4] for i in pastoral])
+    arrays = [(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages]
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
         split_keys=[m[5] for m in meta], cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
-        passages=[(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages],
+        passages=arrays, specificity=specificity(arrays),
     )
 
 

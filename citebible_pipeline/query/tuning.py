@@ -32,6 +32,8 @@ class Tuning:
                                 "nDCG@10 by +0.001 in the ablation table)")
     # final score (boost.final_scores)
     prior_weight: float = _w(0.6, "set by hand: final = fused/best + 0.6 * prior/best, so the fused order leads on a tie")
+    specificity_power: float = _w(1.0, "rule stated before measuring: plain smoothed IDF over the themes (1); 2 was "
+                                  "the only other value tried, on the dev sentences (README, issue 22)")
     testament_boost: float = _w(1.1, "rule: a named testament is a hint, +10 %, never a filter")
     min_genre_boost: float = _w(0.05, "rule: a soft boost never multiplies by 0 (architecture)")
     # routing (route.route)
@@ -41,6 +43,10 @@ class Tuning:
     temperature: float = _w(0.1, "dev: chosen with top_themes (same measurement)")
     pastoral_bonus: float = _w(0.05, "set by hand: on pastoral intent a need-level theme wins a near tie with a topic name")
     min_clause_words: int = _w(3, "rule: a clause of fewer than 3 words carries no need of its own")
+    # every stated need answered (slots.fill)
+    slot_k: int = _w(5, "rule from the issue: the top 5 carries the best candidate of each need")
+    slot_depth: int = _w(20, "rule stated before measuring: a need's candidate is promoted only from the whole sentence's "
+                         "top 20, so relevance to the sentence comes first")
     # pastoral intent (analyze.pastoral_score)
     first_person_weight: float = _w(0.4, "rule stated with the classifier: first-person voice is the strongest cue")
     distress_weight: float = _w(0.3, "rule stated with the classifier: per distress word, at most two")

@@ -10,8 +10,8 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.retrieval.baselines import RetrievalContext, Retrieved
 
-_OFF = dict(dense=False, hybrid=False, chapters=False, pericopes=False, merge=False, prior=False, boost=False,
-            expand=False, floor=False, rerank=False)
+_OFF = dict(dense=False, hybrid=False, chapters=False, pericopes=False, merge=False, prior=False, specific=False,
+            boost=False, slots=False, expand=False, floor=False, rerank=False)
 _LEVELS = dict(chapters=True, merge=True)  # the pericope level is off by default (SearchOptions.pericopes)
 ABLATIONS: dict[str, SearchOptions] = {
     "prior_only": SearchOptions(**{**_OFF, "prior": True}),
@@ -19,9 +19,13 @@ ABLATIONS: dict[str, SearchOptions] = {
     "+hybrid": SearchOptions(**{**_OFF, "dense": True, "hybrid": True}),
     "+levels": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS}),
     "+prior": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True}),
-    "+boost": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "boost": True}),
-    "+expand": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "boost": True,
-                                "expand": True}),
+    "+specific": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True}),
+    "+boost": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True,
+                               "boost": True}),
+    "+slots": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True,
+                               "boost": True, "slots": True}),
+    "+expand": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True,
+                                "boost": True, "slots": True, "expand": True}),
 }
 FULL = SearchOptions()
 NO_RERANK = SearchOptions(rerank=False)  # full, with the fused order and the prior mixed in by the boost stage

@@ -13,12 +13,14 @@ from dagster import (
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.embeddings.store import active_space
-from citebible_pipeline.gold.access import training_topic_passages
+from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+from citebible_pipeline.gold.access import heldout_keys, training_nave_passages, training_topic_passages
 from citebible_pipeline.gold.assets import gold_set
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral
+from citebible_pipeline.naves.queries import name_words
+from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_subjects
 from citebible_pipeline.partitions import default_translation
 
 
@@ -26,15 +28,18 @@ from citebible_pipeline.partitions import default_translation
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="1",
-    description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml) and every training-side "
-    "OpenBible topic, their cue vectors in the active space, and each theme's human-vote prior (training side only).",
+    code_version="2",
+    description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
+    "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
+    "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only).",
 )
 def query_themes(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
-        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral())
+        names = name_words(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,)))
+        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral(),
+                                          nave_subjects(training_nave_passages(conn), names), heldout_keys(conn))
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
@@ -50,21 +55,23 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
         "pastoral": MetadataValue.md(md_table(("theme", "cues", "passages"),
                                               ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
         "missing_topics": MetadataValue.json(report["missing_topics"]),
+        "nave_subjects_joined": report["nave_subjects_joined"], "nave_subject_themes": report["nave_subject_themes"],
         "seconds": round(time.perf_counter() - started, 1),
     })
 
 
 @asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior; "
-             "no held-out topic (nor a near duplicate) is in the vocabulary.")
+             "no held-out OpenBible topic or Nave's entry (nor a near duplicate) is in the vocabulary.")
 def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
         space_id = active_space(conn)[0]
-        no_cue, no_prior, leaked = conn.execute(
+        heldout = heldout_keys(conn)
+        leaked = sum(k in heldout for (k,) in conn.execute("SELECT split_key FROM query_themes WHERE kind = 'topic'"))
+        no_cue, no_prior = conn.execute(
             "SELECT (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_cues c"
             "        WHERE c.theme_id = t.id AND c.space_id = %s)),"
-            " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id)),"
-            " (SELECT count(*) FROM query_themes t JOIN topic_splits s ON s.split_key = t.split_key"
-            "        WHERE t.kind = 'topic' AND s.split = 'heldout')", (space_id,)).fetchone()
+            " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id))",
+            (space_id,)).fetchone()
     return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and leaked == 0,
                             metadata={"themes_without_cues": no_cue, "themes_without_prior": no_prior,
                                       "heldout_keys_in_vocabulary": leaked})

@@ -1,5 +1,10 @@
 """The theme vocabulary as data (pure): pastoral themes from pastoral.yaml plus every training-side
-OpenBible topic, each with the cues routing compares a query to and the voted passages of its prior."""
+OpenBible topic, each with the cues routing compares a query to and the voted passages of its prior.
+
+Nave's Topical Bible, the popularity-free second source, joins through the themes' names: the training-side
+passages of a Nave's subject that is a need (not a name, not a list of instances: naves.queries.is_need) join the
+theme whose OpenBible topic (or pastoral topic list) has that name, and a subject no OpenBible topic names becomes
+a theme of its own (`nave:<subject>`), unless its key is held out in either source."""
 
 from __future__ import annotations
 
@@ -11,10 +16,14 @@ from importlib import resources
 import yaml
 from pydantic import BaseModel, field_validator
 
-from citebible_pipeline.gold.access import TrainingPassage
+from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
+from citebible_pipeline.naves.queries import is_need
 
 MIN_TOPIC_PASSAGES = 3  # a topic with fewer voted passages is noise as a prior
+# Rule stated before measuring: a Nave's listing has no votes to grade it, so it counts as half of a topic's
+# best-voted passage (combined with the votes by noisy-or, like a pastoral theme's topics).
+NAVE_WEIGHT = 0.5
 
 
 class PastoralTheme(BaseModel, frozen=True):
@@ -65,9 +74,31 @@ def passage_weights(rows: Sequence[TrainingPassage]) -> dict[tuple[int, int], fl
     return out
 
 
-def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[PastoralTheme]) -> tuple[list[Theme], dict]:
-    """Themes (pastoral first, then topics by name) and a report of pastoral topic names not found on
-    the training side (held out or absent: they contribute nothing, by design)."""
+def noisy_or(*weights: dict[tuple[int, int], float]) -> dict[tuple[int, int], float]:
+    """A passage listed by several sources (or a theme's several topics) is more central to the need."""
+    miss: dict[tuple[int, int], float] = {}
+    for ws in weights:
+        for key, w in ws.items():
+            miss[key] = miss.get(key, 1.0) * (1.0 - w)
+    return {key: round(1.0 - m, 6) for key, m in miss.items() if m < 1.0}
+
+
+def nave_subjects(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> dict[str, dict[tuple[int, int], float]]:
+    """Lower-cased subject -> its need entries' training-side passages, each at NAVE_WEIGHT."""
+    out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
+    for r in rows:
+        if is_need(r.subject, r.path, names):
+            out[" ".join(r.subject.lower().split())][(r.start_id, r.end_id)] = NAVE_WEIGHT
+    return dict(out)
+
+
+def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[PastoralTheme],
+                     nave: dict[str, dict[tuple[int, int], float]] | None = None,
+                     heldout_keys: frozenset[str] = frozenset()) -> tuple[list[Theme], dict]:
+    """Themes (pastoral first, then topics by name, then Nave's subjects no topic names) and a report of
+    pastoral topic names not found on the training side (held out or absent: they contribute nothing, by
+    design). `nave`: nave_subjects(); `heldout_keys`: split keys held out in either source."""
+    nave = nave or {}
     by_topic: dict[str, list[TrainingPassage]] = defaultdict(list)
     for p in training:
         by_topic[p.topic.strip().lower()].append(p)
@@ -75,15 +106,19 @@ def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[Pas
     themes: list[Theme] = []
     missing: dict[str, list[str]] = {}
     for t in pastoral:
-        miss: dict[tuple[int, int], float] = {}  # noisy-or: a passage voted under several of the
-        for name in t.topics:                      # theme's topics is more central to the need
-            for key, w in weights.get(name, {}).items():
-                miss[key] = miss.get(key, 1.0) * (1.0 - w)
-        merged = {key: round(1.0 - m, 6) for key, m in miss.items() if m < 1.0}
+        merged = noisy_or(*(weights.get(name, {}) for name in t.topics), *(nave.get(name, {}) for name in t.topics))
         missing[t.id] = [n for n in t.topics if n not in weights]
         themes.append(Theme(f"pastoral:{t.id}", "pastoral", t.name, t.rewrite, f"pastoral:{t.id}",
                             [t.name, *t.cues], merged))
     for name in sorted(weights):
         if len(weights[name]) >= MIN_TOPIC_PASSAGES:
-            themes.append(Theme(f"topic:{name}", "topic", name, name, split_key(name), [name], weights[name]))
-    return themes, {"missing_topics": {k: v for k, v in missing.items() if v}}
+            themes.append(Theme(f"topic:{name}", "topic", name, name, split_key(name), [name],
+                                noisy_or(weights[name], nave.get(name, {}))))
+    joined = sum(1 for name in nave if name in weights)
+    own = 0
+    for name in sorted(nave):
+        if name not in weights and len(nave[name]) >= MIN_TOPIC_PASSAGES and split_key(name) not in heldout_keys:
+            themes.append(Theme(f"nave:{name}", "topic", name, name, split_key(name), [name], nave[name]))
+            own += 1
+    return themes, {"missing_topics": {k: v for k, v in missing.items() if v},
+                    "nave_subjects_joined": joined, "nave_subject_themes": own}
