@@ -165,7 +165,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
                     " count(*) FROM passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes",
                     (DEFAULT_TRANSLATION,)).fetchall())
         except UNREACHABLE as exc:
-            return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": str(exc)[:200]},
+            return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": " ".join(str(exc).split())[:200]},
                                 status_code=503)
         return JSONResponse({"status": "ok", "database": f"reachable ({where()})",
                              "embedding_space": {"id": engine.space_id, "model": engine.embedder.model_id, "dims": engine.dims},
