@@ -1,8 +1,9 @@
 """The Engine: the public door. It loads the models, the start-up data (`startup.load`: all of its start-up
 SQL) and a connection pool once, then runs the pipeline of pure stages (analyze -> route/rewrite ->
-retrieve -> floor -> lists/fuse -> expand -> merge -> rerank -> boost) and hands the result to presentation
-(`present`). Weights live in `tuning.TUNING`. Safe to share across threads: the pool hands each search its own
-connection."""
+retrieve -> floor -> lists/fuse -> expand -> merge -> rerank -> boost -> needs) and hands the result to
+presentation (`present`). Weights live in `tuning.TUNING`. Safe to share across threads: the pool hands each
+search its own connection, and each search keeps the snapshot it started on while `follower` swaps in newly
+materialized artefacts (serving.py)."""
 
 from __future__ import annotations
 
