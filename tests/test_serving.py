@@ -115,3 +115,33 @@ def test_a_reranker_materialized_under_a_read_loop_swaps_in_without_a_failed_req
 
 def full_db_space(conn) -> int:
     return conn.execute("SELECT id FROM embedding_spaces WHERE is_active").fetchone()[0]
+
+
+def test_every_served_artefact_bumps_its_version_when_it_commits(db_url):
+    """The triggers of migration 012, on a migrated empty database: each artefact's write moves its own version in
+    the writer's transaction (a rolled-back write moves nothing)."""
+    from citebible_pipeline.query.serving import read_versions
+
+    with connect(db_url) as conn:
+        assert read_versions(conn) == {}
+        space = conn.execute(
+            "INSERT INTO embedding_spaces (space_key, model_id, weights_sha256, dims, document_prefix, query_prefix,"
+            " normalized, max_seq_length) VALUES ('k', 'm', 'w', 2, '', '', true, 128) RETURNING id").fetchone()[0]
+        conn.commit()
+        assert read_versions(conn) == {"space": 1}
+        with conn.transaction():
+            conn.execute("INSERT INTO query_themes VALUES (1, 'topic', 'topic:x', 'x', 'x', 'x')")
+            conn.execute("INSERT INTO theme_passages VALUES (1, 1, 1, 1.0)")
+        conn.execute("INSERT INTO abstention_floors (space_id, features, coef, intercept, threshold, metrics, is_active)"
+                     " VALUES (%s, '{a}', '{1}', 0, 0.5, '{}', true)", (space,))
+        conn.execute("INSERT INTO reranker_models (kind, space_id, model, features, training_hash, seed, metrics)"
+                     " VALUES ('features', %s, 'x', '{a}', 'h', 1, '{}')", (space,))
+        conn.execute("INSERT INTO genre_boosts VALUES ('psalm', 1.2)")
+        conn.commit()
+        assert read_versions(conn) == {"space": 1, "themes": 2, "floor": 1, "reranker": 1, "genre_boosts": 1}
+        conn.execute("UPDATE reranker_models SET is_active = true")
+        conn.rollback()
+        assert read_versions(conn)["reranker"] == 1
+        conn.execute("UPDATE reranker_models SET is_active = true")
+        conn.commit()
+        assert read_versions(conn)["reranker"] == 2
