@@ -21,6 +21,11 @@ class NaveGold:
     passages: list[tuple[str, int, int, int]]  # gold_passages rows
 
 
+def web_name_words(conn: psycopg.Connection) -> frozenset[str]:
+    """The query rule's name words (naves.queries.name_words), read from the WEB's verses."""
+    return name_words(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,)))
+
+
 def nave_gold(conn: psycopg.Connection) -> NaveGold:
     entries = [(eid, subject, tuple(path)) for eid, subject, path in conn.execute(
         "SELECT id, subject, path FROM nave_topics WHERE depth > 0 ORDER BY id")]
@@ -29,7 +34,7 @@ def nave_gold(conn: psycopg.Connection) -> NaveGold:
     listed: dict[int, list[tuple[int, int]]] = {}
     for tid, s, e in conn.execute("SELECT topic_id, start_id, end_id FROM nave_passages ORDER BY topic_id, start_id"):
         listed.setdefault(tid, []).append((s, e))
-    names = name_words(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,)))
+    names = web_name_words(conn)
     splits = []
     for eid, subject, path in entries:
         text = readable(subject, path)

@@ -102,7 +102,7 @@ def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power
     n = len(passages)
     if n == 0:
         return []
-    keys = [s * 1_000_000_000 + e for s, e, _ in passages]
+    keys = [_span_keys(s, e) for s, e, _ in passages]
     uniq, df = np.unique(np.concatenate(keys), return_counts=True)
     idf = (np.log1p(n / df) / np.log1p(n)) ** power
     return [idf[np.searchsorted(uniq, k)] for k in keys]
@@ -118,6 +118,13 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True)
     spec = index.specificity if specific and index.specificity is not None else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
-    keys, inverse = np.unique(starts * 1_000_000_000 + ends, return_inverse=True)
+    keys, inverse = np.unique(_span_keys(starts, ends), return_inverse=True)
     sums = np.bincount(inverse, weights=weights)
-    return {(int(k // 1_000_000_000), int(k % 1_000_000_000)): float(w) for k, w in zip(keys, sums)}
+    return {(int(k // _SPAN), int(k % _SPAN)): float(w) for k, w in zip(keys, sums)}
+
+
+_SPAN = 1_000_000_000  # verse ids are below it: one int64 key per (start, end)
+
+
+def _span_keys(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    return starts * _SPAN + ends

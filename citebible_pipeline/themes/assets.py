@@ -13,13 +13,12 @@ from dagster import (
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.embeddings.store import active_space
-from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.gold.access import heldout_keys, training_nave_passages, training_topic_passages
 from citebible_pipeline.gold.assets import gold_set
+from citebible_pipeline.gold.nave_set import web_name_words
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.naves.queries import name_words
 from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_subjects
 from citebible_pipeline.partitions import default_translation
 
@@ -37,9 +36,9 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
-        names = name_words(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,)))
         themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral(),
-                                          nave_subjects(training_nave_passages(conn), names), heldout_keys(conn))
+                                          nave_subjects(training_nave_passages(conn), web_name_words(conn)),
+                                          heldout_keys(conn))
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
