@@ -186,7 +186,8 @@ def test_gated_load_keeps_previous_rows(db_url, tmp_path, monkeypatch):
 
 def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
-    from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT, PastoralTheme, build_vocabulary, nave_subjects
+    from citebible_pipeline.themes.vocabulary import (NAVE_WEIGHT, PastoralTheme, build_vocabulary, nave_entries,
+                                                      nave_subjects)
 
     def nave(eid, subject, path, s):
         return TrainingNavePassage(eid, readable(subject, path), subject, path, s, s)
@@ -200,12 +201,20 @@ def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     assert set(subjects) == {"anger", "watchman", "hospitality"}  # a name and an instance list are not needs
     votes = [TrainingPassage("anger", 10, 10, 50, None), TrainingPassage("anger", 12, 12, 100, None),
              TrainingPassage("anger", 13, 13, 10, None)]
-    lament = PastoralTheme(id="lament", name="lament", rewrite="r", cues=("why God",), topics=("anger", "tears"))
-    themes, report = build_vocabulary(votes, [lament], subjects, heldout_keys=frozenset({"hospitality"}))
+    lament = PastoralTheme(id="lament", name="lament", rewrite="r", cues=("why God",), topics=("anger", "tears"),
+                           naves=("Watchman: On towers", "hospitality", "despondency"))
+    entries = nave_entries(rows, names=frozenset({"shamgar"}))
+    assert set(entries["watchman: on towers"]) == {(20, 20)} and set(entries["watchman"]) == {(20, 20), (21, 21), (22, 22)}
+    themes, report = build_vocabulary(votes, [lament], subjects, heldout_keys=frozenset({"hospitality"}), entries=entries)
     by_key = {t.key: t for t in themes}
     assert set(by_key) == {"pastoral:lament", "topic:anger", "nave:watchman"}  # hospitality's key is held out
     anger = by_key["topic:anger"].passages
     assert anger[(12, 12)] == 1.0 and anger[(11, 11)] == NAVE_WEIGHT  # Nave's alone: half a top-voted passage
     assert anger[(10, 10)] == pytest.approx(1 - (1 - 0.5) * (1 - NAVE_WEIGHT))  # both sources: noisy-or
-    assert by_key["pastoral:lament"].passages == anger  # through its topic names
+    # a pastoral theme takes OpenBible votes by its topic names and Nave's entries only by its own `naves` list:
+    # ANGER's Nave's entries stay out of it, the first-level entry and the whole subject it names come in
+    lament_passages = by_key["pastoral:lament"].passages
+    assert (11, 11) not in lament_passages and lament_passages[(10, 10)] == 0.5 and lament_passages[(12, 12)] == 1.0
+    assert set(lament_passages) - {(10, 10), (12, 12), (13, 13)} == {(20, 20), (50, 50), (51, 51), (52, 52)}
+    assert report["missing_naves"] == {"lament": ["despondency"]}
     assert report["nave_subjects_joined"] == 1 and report["nave_subject_themes"] == 1

@@ -304,3 +304,32 @@ def test_each_stated_need_gets_a_top_slot_from_the_top_20():
     assert [c.start for c in out[:5]] == [0, 1, 2, 4, 8]
     # a range candidate serves a need whose passage lies inside it
     assert serves(Candidate(7, 9, "verse", 0.5), lament)
+
+
+def test_on_pastoral_intent_the_learned_order_is_blended_with_the_order_it_was_given():
+    from citebible_pipeline.query.features import RerankQuery
+    from citebible_pipeline.query.rerank import Reranker, apply
+
+    class Reverse(Reranker):  # a learned model that turns the fused order upside down
+        learned = True
+
+        def rerank(self, query, cands, inputs):
+            for i, c in enumerate(cands):
+                c.score = float(i + 1)
+            return sorted(cands, key=lambda c: -c.score)
+
+    def pool():
+        return [Candidate(PS23 + i, PS23 + i, "verse", 1.0 - i / 10) for i in range(1, 6)]
+
+    def query(pastoral):
+        return RerankQuery("q", np.zeros(4, np.float32), np.zeros((0, 4), np.float32), pastoral=pastoral)
+
+    learned, was_learned = apply(Reverse(), query(False), pool(), None)
+    assert [c.start - PS23 for c in learned] == [5, 4, 3, 2, 1] and was_learned  # a study query: the model's order
+    assert [c.start - PS23 for c in apply(Reverse(), query(True), pool(), None, blend=False)[0]] == [5, 4, 3, 2, 1]
+    blended, _ = apply(Reverse(), query(True), pool(), None, k=60)
+    # reciprocal rank of both orders: each order's first ties with the other's (the earlier verse leads), the middle,
+    # never near the top of either, comes last
+    assert [c.start - PS23 for c in blended] == [1, 5, 2, 4, 3]
+    assert blended[0].score == 1.0 and all(0 < c.score <= 1 for c in blended)
+    assert apply(None, query(True), pool(), None)[1] is False  # no reranker: the order it was given, not learned

@@ -29,6 +29,7 @@ from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import overlaps, present, reference_candidate
 from citebible_pipeline.query.rerank import Reranker, RerankInputs
+from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
 from citebible_pipeline.query.route import clause_needs, clauses, prior_scores, route
@@ -216,8 +217,7 @@ class Engine:
         if o.rerank and reranker is not None:
             rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score,
                              signals.get("theme", 0.0), analysis.pastoral, prior, o.translation)
-            cands = reranker.rerank(rq, cands, self.inputs(snap))
-            learned = reranker.learned
+            cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
         cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)
         lap("boost")

@@ -38,6 +38,8 @@ class SearchOptions(BaseModel, frozen=True):
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
     dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
     rerank: bool = Field(True, description="run the engine's reranker (the learned model by default; CITEBIBLE_RERANKER)")
+    blend: bool = Field(True, description="on pastoral intent, fuse the learned reranker's order with the fused order "
+                        "(reciprocal rank): the model learned mostly from topic names and its votes' fame")
     floor: bool = Field(True, description="abstain when nothing fits")
     max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
     pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")

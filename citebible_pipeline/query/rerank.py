@@ -55,6 +55,25 @@ class Reranker:
         raise NotImplementedError
 
 
+def apply(reranker: Reranker | None, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs,
+          blend: bool = True, k: int = 60) -> tuple[list[Candidate], bool]:
+    """Stage 7 as served (the engine and training's validation both call it): the reranker's order, and on
+    pastoral intent a learned order fused with the order it was given by reciprocal rank (`blend`). The learned
+    model is trained mostly on topic names graded by votes that favour famous passages; a reader's stated need
+    keeps the routed human judgments' order a say. Returns the order and whether it is learned."""
+    if reranker is None:
+        return cands, False
+    given = {id(c): i for i, c in enumerate(cands)}
+    out = reranker.rerank(query, cands, inputs)
+    if not (blend and query.pastoral and reranker.learned and out):
+        return out, reranker.learned
+    fused = {id(c): 1.0 / (k + i + 1) + 1.0 / (k + given.get(id(c), len(out)) + 1) for i, c in enumerate(out)}
+    top = max(fused.values())
+    for c in out:
+        c.score = fused[id(c)] / top
+    return sorted(out, key=lambda c: (-c.score, c.start)), True
+
+
 class FeatureReranker(Reranker):
     """LightGBM lambdarank over the pool's own signals; its scores become exp(s - max) so that the soft
     genre boost after it stays a nudge (x1.3 is +0.26 on the model's scale)."""

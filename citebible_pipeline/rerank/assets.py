@@ -77,6 +77,8 @@ def _validate(engine, valid, model, name: str) -> dict:
         part = [p for p in valid if p.query.kind == kind]
         rows[(kind, "fused (no rerank)")] = quality(engine, part, None)
         rows[(kind, name)] = quality(engine, part, model)
+        if kind == "pastoral":  # the served order blends (query.rerank.apply); the model's own order beside it
+            rows[(kind, f"{name}, not blended")] = quality(engine, part, model, blend=False)
     return rows
 
 

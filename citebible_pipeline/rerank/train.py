@@ -18,6 +18,8 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.rerank import FeatureReranker, Reranker, passage_texts
+from citebible_pipeline.query.rerank import apply as rerank_stage
+from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.rerank.pools import POOL_OPTIONS, Pool
 
 log = logging.getLogger(__name__)
@@ -68,19 +70,16 @@ def training_hash(pools: Sequence[Pool], settings: dict) -> str:
     return h.hexdigest()
 
 
-def served_order(engine: Engine, pool: Pool, reranker: Reranker | None) -> list[Candidate]:
-    cands = [c.copy() for c in pool.cands]
-    learned = False
-    if reranker is not None:
-        cands = reranker.rerank(pool.rq, cands, engine.rerank_inputs)
-        learned = reranker.learned
+def served_order(engine: Engine, pool: Pool, reranker: Reranker | None, blend: bool = True) -> list[Candidate]:
+    cands, learned = rerank_stage(reranker, pool.rq, [c.copy() for c in pool.cands], engine.rerank_inputs,
+                                  blend and POOL_OPTIONS.blend, TUNING.blend_k)
     return engine.boost(cands, POOL_OPTIONS, learned=learned, pastoral=pool.rq.pastoral, testament=None)
 
 
-def quality(engine: Engine, pools: Sequence[Pool], reranker: Reranker | None) -> dict[str, float]:
+def quality(engine: Engine, pools: Sequence[Pool], reranker: Reranker | None, blend: bool = True) -> dict[str, float]:
     ndcg, hit = [], []
     for p in pools:
-        results = [Result(c.start, c.end) for c in served_order(engine, p, reranker)]
+        results = [Result(c.start, c.end) for c in served_order(engine, p, reranker, blend)]
         ndcg.append(ndcg_at(results, p.query.passages, 10))
         hit.append(hit_at(results, p.query.passages, 5))
     return {"queries": len(pools), "ndcg_10": round(statistics.fmean(ndcg), 4) if ndcg else 0.0,

@@ -29,7 +29,8 @@ ABLATIONS: dict[str, SearchOptions] = {
 }
 FULL = SearchOptions()
 NO_RERANK = SearchOptions(rerank=False)  # full, with the fused order and the prior mixed in by the boost stage
-VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "full")
+NO_BLEND = SearchOptions(blend=False)  # full, the learned order alone on pastoral intent too
+VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "no_blend", "full")
 
 
 def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
@@ -45,5 +46,5 @@ def ablation_variants(engine: Engine) -> dict[str, Callable[[RetrievalContext, s
 
 
 def full_variant(engine: Engine) -> dict[str, Callable[[RetrievalContext, str], Retrieved]]:
-    """`full` with the engine's reranker, and `no_rerank` beside it (the issue-10 pipeline alone)."""
-    return {"no_rerank": variant(engine, NO_RERANK), "full": variant(engine, FULL)}
+    """`full` with the engine's reranker, `no_rerank` (the issue-10 pipeline alone) and `no_blend` beside it."""
+    return {"no_rerank": variant(engine, NO_RERANK), "no_blend": variant(engine, NO_BLEND), "full": variant(engine, FULL)}

@@ -19,7 +19,7 @@ from citebible_pipeline.gold.nave_set import web_name_words
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_subjects
+from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_entries, nave_subjects
 from citebible_pipeline.partitions import default_translation
 
 
@@ -27,7 +27,7 @@ from citebible_pipeline.partitions import default_translation
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="2",
+    code_version="3",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only).",
@@ -36,9 +36,9 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
-        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral(),
-                                          nave_subjects(training_nave_passages(conn), web_name_words(conn)),
-                                          heldout_keys(conn))
+        nave_rows, names = training_nave_passages(conn), web_name_words(conn)
+        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral(), nave_subjects(nave_rows, names),
+                                          heldout_keys(conn), nave_entries(nave_rows, names))
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
@@ -49,11 +49,14 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
     pastoral = [t for t in themes if t.kind == "pastoral"]
     for tid, names in report["missing_topics"].items():
         context.log.info(f"pastoral theme {tid}: topics not on the training side (held out or absent): {names}")
+    for tid, names in report["missing_naves"].items():
+        context.log.info(f"pastoral theme {tid}: Nave's entries not on the training side (held out or absent): {names}")
     return MaterializeResult(metadata={
         **counts, "pastoral_themes": len(pastoral), "topic_themes": len(themes) - len(pastoral),
         "pastoral": MetadataValue.md(md_table(("theme", "cues", "passages"),
                                               ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
         "missing_topics": MetadataValue.json(report["missing_topics"]),
+        "missing_naves": MetadataValue.json(report["missing_naves"]),
         "nave_subjects_joined": report["nave_subjects_joined"], "nave_subject_themes": report["nave_subject_themes"],
         "seconds": round(time.perf_counter() - started, 1),
     })

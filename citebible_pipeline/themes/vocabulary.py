@@ -3,8 +3,11 @@ OpenBible topic, each with the cues routing compares a query to and the voted pa
 
 Nave's Topical Bible, the popularity-free second source, joins through the themes' names: the training-side
 passages of a Nave's subject that is a need (not a name, not a list of instances: naves.queries.is_need) join the
-theme whose OpenBible topic (or pastoral topic list) has that name, and a subject no OpenBible topic names becomes
-a theme of its own (`nave:<subject>`), unless its key is held out in either source."""
+OpenBible topic theme of that name, and a subject no OpenBible topic names becomes a theme of its own
+(`nave:<subject>`), unless its key is held out in either source. A pastoral theme names its Nave's entries itself
+(pastoral.yaml `naves`: a subject or one of its first-level entries): a word's sense differs between the two indexes
+(Nave's FEAR is reverence, its ANGER mostly God's), so a pastoral need does not take a Nave's subject by an OpenBible
+topic's name."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from pydantic import BaseModel, field_validator
 
 from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
-from citebible_pipeline.naves.queries import is_need
+from citebible_pipeline.naves.queries import is_need, readable
 
 MIN_TOPIC_PASSAGES = 3  # a topic with fewer voted passages is noise as a prior
 # Rule stated before measuring: a Nave's listing has no votes to grade it, so it counts as half of a topic's
@@ -32,13 +35,23 @@ class PastoralTheme(BaseModel, frozen=True):
     rewrite: str
     cues: tuple[str, ...]
     topics: tuple[str, ...]
+    naves: tuple[str, ...] = ()  # Nave's need entries' readable texts (nave_entries keys)
 
     @field_validator("cues", "topics")
     @classmethod
     def _non_empty(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         if not v:
             raise ValueError("needs at least one entry")
-        return tuple(s.strip().lower() if s else s for s in v)
+        return _lower(v)
+
+    @field_validator("naves")
+    @classmethod
+    def _lower_naves(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _lower(v)
+
+
+def _lower(v: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(" ".join(s.lower().split()) if s else s for s in v)
 
 
 def load_pastoral(text: str | None = None) -> list[PastoralTheme]:
@@ -92,22 +105,38 @@ def nave_subjects(rows: Iterable[TrainingNavePassage], names: frozenset[str]) ->
     return dict(out)
 
 
+def nave_entries(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> dict[str, dict[tuple[int, int], float]]:
+    """The names a pastoral theme may give its Nave's entries: a need subject (all its need entries) and each
+    first-level entry's readable text ("afflictions and adversities: prayer in", with everything below it)."""
+    out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
+    for r in rows:
+        if is_need(r.subject, r.path, names):
+            out[" ".join(r.subject.lower().split())][(r.start_id, r.end_id)] = NAVE_WEIGHT
+            if r.path:
+                out[readable(r.subject, r.path[:1])][(r.start_id, r.end_id)] = NAVE_WEIGHT
+    return dict(out)
+
+
 def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[PastoralTheme],
                      nave: dict[str, dict[tuple[int, int], float]] | None = None,
-                     heldout_keys: frozenset[str] = frozenset()) -> tuple[list[Theme], dict]:
+                     heldout_keys: frozenset[str] = frozenset(),
+                     entries: dict[str, dict[tuple[int, int], float]] | None = None) -> tuple[list[Theme], dict]:
     """Themes (pastoral first, then topics by name, then Nave's subjects no topic names) and a report of
-    pastoral topic names not found on the training side (held out or absent: they contribute nothing, by
-    design). `nave`: nave_subjects(); `heldout_keys`: split keys held out in either source."""
-    nave = nave or {}
+    pastoral topic names and Nave's entries not found on the training side (held out or absent: they contribute
+    nothing, by design). `nave`: nave_subjects(); `entries`: nave_entries(); `heldout_keys`: split keys held out
+    in either source."""
+    nave, entries = nave or {}, entries or {}
     by_topic: dict[str, list[TrainingPassage]] = defaultdict(list)
     for p in training:
         by_topic[p.topic.strip().lower()].append(p)
     weights = {name: passage_weights(rows) for name, rows in by_topic.items()}
     themes: list[Theme] = []
     missing: dict[str, list[str]] = {}
+    missing_naves: dict[str, list[str]] = {}
     for t in pastoral:
-        merged = noisy_or(*(weights.get(name, {}) for name in t.topics), *(nave.get(name, {}) for name in t.topics))
+        merged = noisy_or(*(weights.get(name, {}) for name in t.topics), *(entries.get(name, {}) for name in t.naves))
         missing[t.id] = [n for n in t.topics if n not in weights]
+        missing_naves[t.id] = [n for n in t.naves if n not in entries]
         themes.append(Theme(f"pastoral:{t.id}", "pastoral", t.name, t.rewrite, f"pastoral:{t.id}",
                             [t.name, *t.cues], merged))
     for name in sorted(weights):
@@ -121,4 +150,5 @@ def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[Pas
             themes.append(Theme(f"nave:{name}", "topic", name, name, split_key(name), [name], nave[name]))
             own += 1
     return themes, {"missing_topics": {k: v for k, v in missing.items() if v},
+                    "missing_naves": {k: v for k, v in missing_naves.items() if v},
                     "nave_subjects_joined": joined, "nave_subject_themes": own}
