@@ -218,3 +218,19 @@ def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     assert set(lament_passages) - {(10, 10), (12, 12), (13, 13)} == {(20, 20), (50, 50), (51, 51), (52, 52)}
     assert report["missing_naves"] == {"lament": ["despondency"]}
     assert report["nave_subjects_joined"] == 1 and report["nave_subject_themes"] == 1
+
+
+def test_nave_training_queries_take_the_evaluation_rule_one_query_per_text():
+    from citebible_pipeline.gold.access import TrainingNavePassage
+    from citebible_pipeline.rerank.pools import nave_queries
+
+    def row(eid, subject, path, s):
+        return TrainingNavePassage(eid, readable(subject, path), subject, path, s, s)
+
+    rows = [row(1, "PRAYER", ("Answered",), s) for s in (10, 11, 12)] + [row(2, "PRAYER", ("Answered",), 13)]  # one text
+    rows += [row(3, "PRAYER", ("Secret",), s) for s in (20, 21)]  # too few passages
+    rows += [row(4, "SHAMGAR", ("A judge",), s) for s in (30, 31, 32)]  # a name
+    rows += [row(5, "FASTING", ("Instances of", "Of David"), s) for s in (40, 41, 42)]  # an instance list
+    out = nave_queries(rows, frozenset({"shamgar", "david"}))
+    assert [(q.text, q.kind, q.exclude) for q in out] == [("prayer: answered", "nave", "prayer")]
+    assert sorted((p.start, p.grade) for p in out[0].passages) == [(10, 2), (11, 2), (12, 2), (13, 2)]

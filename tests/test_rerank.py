@@ -180,3 +180,20 @@ def test_debiased_labels_demote_a_hub_and_keep_a_rare_passage():
     assert [int(x) for x in debias_labels(pools, cap=64)[0].labels] == [3, 3, 0]  # under the cap: as voted
     assert [int(x) for x in debias_labels(pools, cap=0)[0].labels] == [3, 3, 0]
     assert [int(x) for x in pools[0].labels] == [3, 3, 0]  # the recorded pools are not changed
+
+
+def test_nave_training_queries_follow_the_evaluation_rule_and_read_no_held_out_key_of_either_source(full_db, engine):
+    from citebible_pipeline.gold.access import training_nave_passages
+    from citebible_pipeline.gold.nave_set import web_name_words
+    from citebible_pipeline.rerank.pools import nave_queries
+
+    with connect(full_db["url"]) as conn:
+        nave = nave_queries(training_nave_passages(conn), web_name_words(conn))
+        heldout = [q.text for s in ("heldout_topics", "nave_heldout") for q in eval_queries(conn, s)]
+    assert nave and all(q.kind == "nave" and len(q.passages) >= 3 for q in nave)
+    assert {p.grade for q in nave for p in q.passages} == {2}  # a Nave's listing: half a top-voted passage
+    kept, report = training_queries(engine, heldout, topics=40, seed=5, nave=nave)
+    keys = {split_key(h) for h in heldout}
+    assert any(q.kind == "nave" for q in kept)
+    assert not [q.text for q in kept if split_key(q.text) in keys or q.exclude in keys]
+    assert report.checked == len(kept) + report.dropped and report.checked > len(nave)  # the guard saw every one

@@ -35,6 +35,9 @@ class RerankConfig(Config):
     # before measuring): cap 32 moved dev hit@5 0.489 -> 0.544, top-passage share 0.352 -> 0.239, Nave's nDCG@10
     # 0.162 -> 0.165, held-out topics 0.416 -> 0.407; cap 8 lost more on the votes (0.399). 0: labels as voted.
     debias_cap: int = 32
+    # The issue's design (item 2), a rule before measuring: the model learns from both human sources, every
+    # training-side Nave's entry the evaluation's query rule accepts joining the topic names (rerank.pools.nave_queries).
+    nave_queries: bool = True
 
 
 class CrossEncoderConfig(Config):
@@ -46,17 +49,21 @@ class CrossEncoderConfig(Config):
     max_length: int = 128  # a query and 3 verses; 256 doubles the cost of every pair
 
 
-def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource, topics: int, seed: int):
+def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource, topics: int, seed: int,
+           with_nave: bool = False):
+    from citebible_pipeline.gold.access import training_nave_passages
+    from citebible_pipeline.gold.nave_set import web_name_words
     from citebible_pipeline.query.engine import Engine
-    from citebible_pipeline.rerank.pools import collect, training_queries
+    from citebible_pipeline.rerank.pools import collect, nave_queries, training_queries
     from citebible_pipeline.rerank.train import split
 
     engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None, reranker=None)
     with postgres.connect() as conn:
         heldout = [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]
-    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed)
-    context.log.info(f"{len(queries):,} training queries; leakage guard dropped {len(leak.same_key)} held-out keys"
-                     f" and {len(leak.near_duplicates)} near duplicates")
+        nave = nave_queries(training_nave_passages(conn), web_name_words(conn)) if with_nave else []
+    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed, nave)
+    context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'nave' for q in queries):,} Nave's entries);"
+                     f" leakage guard dropped {len(leak.same_key)} held-out keys and {len(leak.near_duplicates)} near duplicates")
     pools = collect(engine, queries, progress=context.log.info)
     train, valid = split(pools)
     return engine, queries, leak, train, valid
@@ -73,7 +80,7 @@ def _validate(engine, valid, model, name: str) -> dict:
     from citebible_pipeline.rerank.train import quality
 
     rows = {}
-    for kind in ("topic", "pastoral"):
+    for kind in ("topic", "pastoral", "nave"):
         part = [p for p in valid if p.query.kind == kind]
         rows[(kind, "fused (no rerank)")] = quality(engine, part, None)
         rows[(kind, name)] = quality(engine, part, model)
@@ -92,9 +99,9 @@ def _quality_meta(rows: dict) -> MetadataValue:
     group_name="rerank",
     kinds={"postgres", "lightgbm"},
     code_version="3",
-    description="LightGBM lambdarank over the query module's pool features, trained on training-side topic names "
-    "and pastoral cues (each with its own theme left out of routing), graded by OpenBible votes with the hubs' grades "
-    "debiased (debias_cap); stored in "
+    description="LightGBM lambdarank over the query module's pool features, trained on training-side topic names, "
+    "pastoral cues and Nave's entries (each with its own theme left out of routing), graded by OpenBible votes with "
+    "the hubs' grades debiased (debias_cap) and by Nave's listings; stored in "
     "reranker_models and activated in one transaction when it loads.",
 )
 def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgres: PostgresResource,
@@ -104,14 +111,14 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     from citebible_pipeline.rerank.train import debias_labels, feature_reranker, train_features, training_hash
 
     started = time.perf_counter()
-    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed)
+    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries)
     debiased = debias_labels(train + valid, config.debias_cap)  # propensity counted over every training-side pool
     train, valid = debiased[: len(train)], debiased[len(train):]
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (config.pastoral_weight - 1)
     text, info = train_features(weighted, valid, config.seed)
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
-                "features": list(FEATURES)}
+                "nave_queries": config.nave_queries, "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}
     with postgres.connect() as conn:

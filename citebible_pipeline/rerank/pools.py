@@ -1,18 +1,21 @@
 """Training pools for the learned reranker. Each training-side query (themes.devset: topic names and
-pastoral cues, its own theme and near duplicates left out of routing, as a held-out query would find
-them) runs through the query module exactly as served, up to the rerank stage; the pool it reaches is
+pastoral cues; Nave's entries, nave_queries; its own theme and near duplicates left out of routing, as a held-out
+query would find them) runs through the query module exactly as served, up to the rerank stage; the pool it reaches is
 recorded with its features (query.features) and graded labels from the query's voted passages. The
 pipeline's own mistakes become the hard negatives."""
 
 from __future__ import annotations
 
 import logging
+import math
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from citebible_pipeline.gold.access import TrainingNavePassage
 from citebible_pipeline.gold.metrics import Passage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.query.engine import Engine
@@ -20,7 +23,9 @@ from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.rerank import RerankInputs, Reranker
+from citebible_pipeline.naves.queries import is_query
 from citebible_pipeline.themes.devset import DevQuery, dev_queries
+from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT
 
 log = logging.getLogger(__name__)
 NEAR_DUPLICATE = 0.95  # cosine of two names above which they are one topic in other words
@@ -66,8 +71,28 @@ def leakage_guard(queries: Sequence[DevQuery], heldout: Sequence[str], encode: C
     return kept, LeakageReport(len(queries), [q.text for q in same], near)
 
 
-def training_queries(engine: Engine, heldout: Sequence[str], topics: int, seed: int) -> tuple[list[DevQuery], LeakageReport]:
-    return leakage_guard(dev_queries(engine.themes, topics=topics, seed=seed), heldout, engine.encode)
+def training_queries(engine: Engine, heldout: Sequence[str], topics: int, seed: int,
+                     nave: Sequence[DevQuery] = ()) -> tuple[list[DevQuery], LeakageReport]:
+    return leakage_guard([*dev_queries(engine.themes, topics=topics, seed=seed), *nave], heldout, engine.encode)
+
+
+def nave_queries(rows: Sequence[TrainingNavePassage], names: frozenset[str]) -> list[DevQuery]:
+    """The reranker's second source (issue 22): every training-side Nave's entry the evaluation's own rule makes a
+    query (naves.queries.is_query; entries of one readable text are one query), graded as a theme grades a Nave's
+    listing (NAVE_WEIGHT of a top-voted passage), its subject's theme left out of routing as a topic name's is."""
+    listed: dict[str, dict[tuple[int, int], None]] = defaultdict(dict)
+    where: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for r in rows:
+        listed[r.text][(r.start_id, r.end_id)] = None
+        where.setdefault(r.text, (r.subject, r.path))
+    grade = min(3, math.ceil(3 * NAVE_WEIGHT))
+    out = []
+    for text in sorted(listed):
+        subject, path = where[text]
+        if is_query(subject, path, len(listed[text]), names):
+            out.append(DevQuery(text, split_key(" ".join(subject.lower().split())), "nave",
+                                tuple(Passage(s, e, grade) for s, e in listed[text])))
+    return out
 
 
 def labels(cands: Sequence[Candidate], gold: Sequence[Passage]) -> np.ndarray:
