@@ -37,7 +37,7 @@ class Tuning:
     testament_boost: float = _w(1.1, "rule: a named testament is a hint, +10 %, never a filter")
     min_genre_boost: float = _w(0.05, "rule: a soft boost never multiplies by 0 (architecture)")
     blend_k: int = _w(60, "rule stated before measuring: the RRF paper's k again, so the learned and the fused order "
-                      "count alike (rerank.blend, pastoral intent only); measured: README 'Ranking for the need'")
+                      "count alike (query.rerank.apply, pastoral intent only); measured: README 'Ranking for the need'")
     # routing (route.route)
     top_themes: int = _w(8, "dev: top 8 within 0.2 at temperature 0.1 gave topic nDCG@10 0.400 / pastoral-cue 0.512 "
                          "against 0.388 / 0.481 for 5, 0.15, 0.05 (training-side dev queries)")

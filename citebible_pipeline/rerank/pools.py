@@ -23,7 +23,7 @@ from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.rerank import RerankInputs, Reranker
-from citebible_pipeline.naves.queries import is_query
+from citebible_pipeline.naves.queries import is_query, readable
 from citebible_pipeline.themes.devset import DevQuery, dev_queries
 from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT
 
@@ -90,7 +90,7 @@ def nave_queries(rows: Sequence[TrainingNavePassage], names: frozenset[str]) -> 
     for text in sorted(listed):
         subject, path = where[text]
         if is_query(subject, path, len(listed[text]), names):
-            out.append(DevQuery(text, split_key(" ".join(subject.lower().split())), "nave",
+            out.append(DevQuery(text, split_key(readable(subject, ())), "nave",
                                 tuple(Passage(s, e, grade) for s, e in listed[text])))
     return out
 

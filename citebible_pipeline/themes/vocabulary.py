@@ -101,7 +101,7 @@ def nave_subjects(rows: Iterable[TrainingNavePassage], names: frozenset[str]) ->
     out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
     for r in rows:
         if is_need(r.subject, r.path, names):
-            out[" ".join(r.subject.lower().split())][(r.start_id, r.end_id)] = NAVE_WEIGHT
+            out[readable(r.subject, ())][(r.start_id, r.end_id)] = NAVE_WEIGHT
     return dict(out)
 
 
@@ -111,7 +111,7 @@ def nave_entries(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> 
     out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
     for r in rows:
         if is_need(r.subject, r.path, names):
-            out[" ".join(r.subject.lower().split())][(r.start_id, r.end_id)] = NAVE_WEIGHT
+            out[readable(r.subject, ())][(r.start_id, r.end_id)] = NAVE_WEIGHT
             if r.path:
                 out[readable(r.subject, r.path[:1])][(r.start_id, r.end_id)] = NAVE_WEIGHT
     return dict(out)
