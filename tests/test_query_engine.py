@@ -102,13 +102,13 @@ def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_d
 def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine):
     """The rewrite earns its place: need phrases from a (stub) gateway route to themes whose human-judged passages
     join the prior and the need slots, so the answer moves toward them."""
-    from citebible_pipeline.query.route import clause_needs
+    from citebible_pipeline.query.route import theme_scores
     from citebible_pipeline.query.slots import serves
 
     phrases = ["crying out to God in anger and complaint", "feeling abandoned by God"]
     reply = json.dumps({"choices": [{"message": {"content": "\n".join(f"- {p}" for p in phrases)}}]}).encode()
     themes = engine.themes
-    named = clause_needs(themes, engine.encode(phrases), pastoral=True)  # each phrase's own need
+    named = [int(i) for i in theme_scores(themes, engine.encode(phrases), pastoral=True).argmax(axis=0)]  # each phrase's need
     needs = [themes.passages[t][:2] for t in named]
 
     def served(results) -> int:

@@ -8,10 +8,10 @@ from citebible_pipeline.query.analyze import analyze, pastoral_score, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.display import highlights, pinned_index, terms
 from citebible_pipeline.query.floor import FEATURES, calibrate
-from citebible_pipeline.query.fuse import Candidate, RankedList, fuse
+from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
-from citebible_pipeline.query.route import Routed, ThemeIndex, prior_scores, route, specificity
+from citebible_pipeline.query.route import Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated
 from citebible_pipeline.query.slots import fill, serves
 
 
@@ -41,6 +41,8 @@ def test_references_inside_a_sentence_are_found():
 @pytest.mark.parametrize("text", [
     "My mother is dying and I'm angry at God", "I'm terrified about tomorrow", "we lost our baby",
     "I feel so alone since the divorce",
+    # crisis and trauma in the wording of screening instruments' items (PHQ-9 item 9, C-SSRS, PCL-5)
+    "Sometimes I think I'd be better off dead", "I keep having flashbacks of that night", "I have been hurting myself",
 ])
 def test_pastoral_intent(text):
     assert analyze(validate(text)).pastoral, pastoral_score(text)
@@ -78,6 +80,17 @@ def test_weighted_rrf_keeps_provenance_and_weights():
     two = next(c for c in out if c.start == 2)
     assert two.hits == [("original", "dense", "verse", 2), ("theme", "dense", "verse", 1)] and two.dense == 0.8
     assert next(c for c in out if c.start == 3).prior == 0.4
+
+
+def test_each_retrieval_lists_top_reaches_the_pool_whatever_the_prior_says():
+    prior = RankedList("prior", "prior", "passage", 2.0, [(i, i, "verse", 1.0) for i in range(100, 160)])
+    dense = RankedList("original", "dense", "verse", 1.0, [(i, i, "verse", 0.9) for i in range(1, 31)])
+    fused = fuse([prior, dense])
+    assert all(c.start >= 100 for c in fused[:50])  # the prior alone fills a 50-slot pool
+    pool = admit(fused, 50, 10)
+    assert [c.start for c in pool[:50]] == [c.start for c in fused[:50]]  # fused order kept
+    assert [c.start for c in pool[50:]] == list(range(1, 11))  # the query's own top 10 join it
+    assert admit(fused, 50, 0) == fused[:50]
 
 
 PS23 = 19023000  # Psalm 23 has 6 verses
@@ -180,6 +193,19 @@ def test_routing_reads_cues_and_leaves_out_excluded_themes():
     assert [r.theme for r in route(idx, q, pastoral=False, exclude=frozenset({"pastoral:grief"}))][0] == 2
     prior = prior_scores(idx, routed)
     assert prior[(1, 1)] > prior[(3, 3)] > 0
+
+
+def test_a_clause_states_a_need_only_when_a_theme_fits_it_as_well_as_the_sentence():
+    idx = _index()
+    sentence = np.array([0.0, 0.8, 0.3, 0.0], np.float32)  # grief (0.8), pizza far below it
+    clear = np.array([1.0, 0.0, 0.0, 0.0], np.float32)  # a clause that is plainly grief (1.0)
+    vague = np.array([0.0, 0.0, 0.5, 0.5], np.float32)  # a few words nearest pizza, but only at 0.5
+    rows = np.vstack([sentence, clear, vague])
+    assert stated(np.maximum.reduceat(idx.cue_vectors @ rows.T, idx.cue_starts, axis=0)) == [0, 1]
+    assert all(r.theme != 1 for r in route(idx, rows, pastoral=False))  # the vague clause hands pizza nothing
+    both = np.vstack([sentence, clear, np.array([0.0, 0.0, 0.9, 0.0], np.float32)])  # pizza stated plainly
+    assert 1 in [r.theme for r in route(idx, both, pastoral=False)]
+    assert clause_needs(idx, both, pastoral=False) == [0, 1] and clause_needs(idx, rows, pastoral=False) == []
 
 
 def test_floor_calibration_separates_and_keeps_answerable_queries():

@@ -6,7 +6,8 @@ Pastoral intent is a small lexical classifier, documented here so its mistakes c
   my surgery"), or two distress words without "I" ("grief and anger after a death").
 Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
 categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
-exhaustion, addiction, broken relationships, money trouble. A study query ("Paul's teaching on
+exhaustion, addiction, broken relationships, money trouble, and crisis and trauma as screening instruments word
+them (PHQ-9, C-SSRS, ASQ, PCL-5). A study query ("Paul's teaching on
 grace") has no first person and at most one such word, so it stays a study query.
 """
 
@@ -38,6 +39,11 @@ DISTRESS = (
     "addict", "drinking", "drunk", "relapse", "porn",
     "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
+    # crisis and trauma, from published screening instruments' items in the reader's own voice (PHQ-9 item 9,
+    # the C-SSRS screener, NIMH's ASQ; the PCL-5's trauma symptoms), not from any query set
+    "better off dead", "want to die", "wish i was dead", "wish i were dead", "kill myself", "killing myself",
+    "end my life", "take my own life", "hurting myself", "harm myself", "self-harm", "not wake up",
+    "nightmare", "flashback", "trauma", "ptsd",
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 _OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
@@ -62,7 +68,7 @@ def validate(text: object) -> str:
 
 
 def _has(text: str, words: set[str], stem: str) -> bool:
-    if " " in stem or "'" in stem:
+    if not stem.isalpha():  # a phrase, an apostrophe or a hyphen: matched as written
         return stem in text
     return any(w.startswith(stem) for w in words)
 

@@ -24,7 +24,7 @@ from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables
 from citebible_pipeline.query.floor import lexicon_coverage
-from citebible_pipeline.query.fuse import Candidate, fuse
+from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import overlaps, present, reference_candidate
@@ -201,13 +201,13 @@ class Engine:
                 return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note, data=data)
             lap("floor")
             fused = lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool)] if prior else [])
-            cands = lists.tag(fuse(fused, prior=prior)[: o.pool], data)
+            cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)
             lap("fuse")
             if o.expand and cands:
                 top = [c for c in cands[:10] if c.level != "chapter"]
                 extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
                 if extra is not None:
-                    cands = lists.tag(fuse([*fused, extra], prior=prior)[: o.pool], data)
+                    cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
             lap("expand")
         if o.merge:
             cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,
@@ -222,7 +222,7 @@ class Engine:
         cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)
         lap("boost")
         if o.slots and len(need_rows) > 1:
-            needs = clause_needs(themes, need_rows, analysis.pastoral, exclude)
+            needs = clause_needs(themes, np.vstack([q, need_rows]), analysis.pastoral, exclude)
             cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
         lap("needs")
         shown = [rw for rw, _ in variants]

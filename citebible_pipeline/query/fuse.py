@@ -57,3 +57,17 @@ def fuse(lists: Iterable[RankedList], k: int = TUNING.rrf_k, prior: dict[tuple[i
     for key, c in pool.items():
         c.prior = (prior or {}).get(key, 0.0)
     return sorted(pool.values(), key=lambda c: (-c.score, c.start, c.end))
+
+
+RETRIEVERS = ("dense", "fulltext")  # lists that search the text itself; the prior and cross-references are judgments
+
+
+def admit(fused: list[Candidate], pool: int, depth: int) -> list[Candidate]:
+    """The pool after fusion: the fused top `pool`, and every candidate a retrieval list ranked within its own top
+    `depth`, in fused order. Recall first: a prior list weighted 2 fills a 50-slot pool by itself (its 60th passage
+    outscores any other list's first), so without this a rewrite's or the query's own best hit never reaches the
+    reranker that could judge it."""
+    if depth <= 0:
+        return fused[:pool]
+    return [c for i, c in enumerate(fused)
+            if i < pool or any(h[1] in RETRIEVERS and h[3] <= depth for h in c.hits)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
+from citebible_pipeline.query.tuning import TUNING
 
 MAX_QUERY_CHARS = 500
 MAX_K = 50
@@ -43,6 +44,8 @@ class SearchOptions(BaseModel, frozen=True):
     floor: bool = Field(True, description="abstain when nothing fits")
     max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
     pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")
+    list_depth: int = Field(TUNING.list_depth, ge=0, le=50, description="each retrieval list's top this many join the "
+                            "pool whatever the fusion says (recall first; 0: the fused top `pool` only)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")

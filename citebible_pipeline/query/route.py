@@ -67,10 +67,11 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
     weighted by a softmax of similarity; each row holds an equal share of the routing mass, so a
     second need in the sentence is not drowned by the first."""
     scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude)
-    n_rows = scores.shape[1]
+    rows = stated(scores)
+    n_rows = len(rows)
     best_score: dict[int, float] = {}
     mass: dict[int, float] = {}
-    for r in range(n_rows):
+    for r in rows:
         col = scores[:, r]
         order = np.argsort(-col)[:top]
         best = float(col[order[0]])
@@ -84,13 +85,24 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
     return [Routed(i, best_score[i], mass[i] / total) for i in ranked]
 
 
-def clause_needs(index: ThemeIndex, clause_vectors: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset()
+def stated(scores: np.ndarray) -> list[int]:
+    """The rows (the whole sentence first, then its clauses) that state a need: the sentence always, a clause only
+    when some theme is at least as close to it as the sentence's best theme is to the sentence. A clause that
+    matches nothing better than the whole does ("now she's found out") states no need of its own, and an equal
+    share of the routing mass would hand that share to whatever theme is nearest to a few words."""
+    top = scores.max(axis=0)
+    return [0] + [r for r in range(1, scores.shape[1]) if top[r] >= top[0]]
+
+
+def clause_needs(index: ThemeIndex, vectors: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset()
                  ) -> list[int]:
-    """The best theme of each clause, in order and without repeats: the needs a sentence states (stage 9)."""
-    if len(clause_vectors) < 2:
+    """The best theme of each clause that states a need (`vectors`: the sentence, then its clauses), in order and
+    without repeats: the needs a sentence states (stage 9)."""
+    if len(vectors) < 3:
         return []
-    scores = theme_scores(index, np.atleast_2d(clause_vectors), pastoral, exclude)
-    return list(dict.fromkeys(int(i) for i in np.argmax(scores, axis=0)))
+    scores = theme_scores(index, np.atleast_2d(vectors), pastoral, exclude)
+    rows = stated(scores)[1:]
+    return list(dict.fromkeys(int(np.argmax(scores[:, r])) for r in rows)) if len(rows) > 1 else []
 
 
 def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power

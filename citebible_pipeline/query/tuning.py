@@ -31,6 +31,8 @@ class Tuning:
     crossref_weight: float = _w(0.3, "set by hand: cross-reference expansion only nudges (+expand moved held-out "
                                 "nDCG@10 by +0.001 in the ablation table)")
     # final score (boost.final_scores)
+    list_depth: int = _w(10, "rule stated before measuring: each retrieval list's top 10 (what nDCG@10 reads) reaches the "
+                         "reranker whatever the fusion says (fuse.admit)")
     prior_weight: float = _w(0.6, "set by hand: final = fused/best + 0.6 * prior/best, so the fused order leads on a tie")
     specificity_power: float = _w(1.0, "rule stated before measuring: plain smoothed IDF over the themes (1); 2 was "
                                   "the only other value tried, on the dev sentences (README, issue 22)")
