@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--record", action="store_true", help="also store the results in eval_results")
     e.add_argument("--all", action="store_true", help="run the ablation rows on every held-out topic too")
     e.add_argument("--ablation-sample", type=int, default=300, help="held-out topics for the ablation rows")
-    e.add_argument("--pipeline-only", action="store_true", help="only no_rerank, no_blend and full (compare two builds)")
+    e.add_argument("--pipeline-only", action="store_true", help="only no_rerank, no_labels, no_blend and full (compare two builds)")
     e.add_argument("--rerankers", nargs="*", default=[], metavar="NAME",
                    help="also measure `full` with these rerankers (features, cross_encoder, none, or a CrossEncoder path)")
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')

@@ -10,6 +10,7 @@ import pytest
 
 from citebible_pipeline.db import connect
 from citebible_pipeline.query import Engine, QueryValidationError, SearchResponse
+from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.rewrite import LLMConfig
 from tests.httpfixture import ScriptedServer
 
@@ -198,3 +199,25 @@ def test_cross_encoder_reranker_from_a_local_model(full_db, tmp_path):
     assert len(calls) == 1 and on.results and off.results  # switched off, it is not called
     assert [(x.ref, x.score) for x in on.results] != [(x.ref, x.score) for x in off.results]
     assert {x.ref for x in on.results} <= {x.ref for x in eng.search(FLAGSHIP, k=50, rerank=False).results}
+
+
+def test_document_expansion_meets_passages_through_their_labels_and_is_switchable(engine):
+    """A reader's words meet passages through the training-side labels they are listed under (the label list
+    reaches the pool with its provenance); `labels=False` takes the list away; training's `exclude` leaves the
+    labels of the query's own key out, as routing leaves its theme out."""
+    from citebible_pipeline.gold.split import split_key
+    from citebible_pipeline.query.labels import best_labels
+
+    text = "I keep praying in my afflictions and adversities but nothing changes"
+    labels = engine.data.labels
+    assert len(labels) > 10_000  # topic names and Nave's sub-entries of the training side
+    top = [labels.texts[i] for i, _ in best_labels(labels, text)]
+    assert any(t.startswith("afflictions and adversities") for t in top), top
+    key = split_key("afflictions and adversities")
+    assert not any(t.startswith("afflictions and adversities")
+                   for t in (labels.texts[i] for i, _ in best_labels(labels, text, exclude=frozenset({key}))))
+    ranked = engine.rank(text)
+    assert any(h[1] == "labels" for c in ranked.candidates for h in c.hits)
+    off = engine.rank(text, SearchOptions(labels=False))
+    assert not any(h[1] == "labels" for c in off.candidates for h in c.hits)
+    assert {c.key for c in off.candidates} != {c.key for c in ranked.candidates}

@@ -34,7 +34,8 @@ def pinned_html(r: Result) -> Markup:
 def found_by(r: Result) -> str:
     names = []
     for h in r.provenance:
-        name = {"original": "your words", "prior": "readers' votes", "reference": "the reference"}.get(
+        name = {"original": "your words", "prior": "readers' votes", "labels": "the topics it is listed under",
+                "reference": "the reference"}.get(
             h.variant, h.variant.split(":", 1)[-1])
         if name not in names:
             names.append(name)

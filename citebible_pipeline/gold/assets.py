@@ -83,7 +83,7 @@ class EvalConfig(Config):
     deps=[gold_set, default_translation(passage_embeddings), "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
     group_name="gold",
     kinds={"postgres"},
-    code_version="3",
+    code_version="4",
     description="Recall@50, nDCG@10, MRR@10, hit@5, abstention accuracy and concentration of every registered "
     "retrieval variant on the held-out OpenBible topics and Nave's entries, the curated set and the dev "
     "sentences, measured in one run.",

@@ -85,7 +85,7 @@ ABLATION_SAMPLE = 300  # held-out topics for the ablation rows in a build; `cite
 
 def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablation_limit: int | None = ABLATION_SAMPLE,
                  rerankers: Mapping[str, object] | None = None, pipeline_only: bool = False) -> list[EvalRow]:
-    """Baselines, `full`, `no_rerank` and `no_blend` on every query, the ablation rows on the first `ablation_limit`
+    """Baselines, `full`, `no_rerank`, `no_labels` and `no_blend` on every query, the ablation rows on the first `ablation_limit`
     held-out topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), and
     `full+<name>` for each other engine in `rerankers` (another reranker), one table. `pipeline_only`:
     just `full_variant`'s rows (comparing two builds of the same pipeline)."""

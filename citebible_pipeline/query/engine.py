@@ -200,7 +200,8 @@ class Engine:
                           f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
                 return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note, data=data)
             lap("floor")
-            fused = lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool)] if prior else [])
+            fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool)] if prior else [])
+                     + lists.label_lists(data.labels, clean, o, exclude))
             cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)
             lap("fuse")
             if o.expand and cands:

@@ -20,7 +20,7 @@ QUERY_FEATURES = ("q_pastoral", "q_theme_top", "q_words", "q_rewrites")
 CANDIDATE_FEATURES = (
     "fused_rel", "fused_rank", "prior_rel", "prior_cover", "prior_sum", "prior_rank",
     "cos_q", "cos_q_best_verse", "cos_rw_max", "cos_rw_mean", "cos_rw_best_verse",
-    "dense_lists", "dense_rank", "original_rank", "fulltext_rank", "variants",
+    "dense_lists", "dense_rank", "original_rank", "fulltext_rank", "label_rank", "variants",
     "is_verse", "is_range", "is_pericope", "is_chapter", "verses_log", "position", "genre_boost",
     "xref_pool_votes", "xref_pool_links", "xref_popularity",
 )
@@ -131,6 +131,7 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
         X[i, col["dense_lists"]] = len(ranks.get("dense", []))
         X[i, col["dense_rank"]] = _inv(min(ranks.get("dense", []), default=None))
         X[i, col["fulltext_rank"]] = _inv(min(ranks.get("fulltext", []), default=None))
+        X[i, col["label_rank"]] = _inv(min(ranks.get("labels", []), default=None))
         X[i, col["variants"]] = len(variants)
         X[i, col[f"is_{c.level}"]] = 1.0
         X[i, col["verses_log"]] = math.log1p(c.end - c.start + 1)

@@ -59,7 +59,8 @@ def fuse(lists: Iterable[RankedList], k: int = TUNING.rrf_k, prior: dict[tuple[i
     return sorted(pool.values(), key=lambda c: (-c.score, c.start, c.end))
 
 
-RETRIEVERS = ("dense", "fulltext")  # lists that search the text itself; the prior and cross-references are judgments
+RETRIEVERS = ("dense", "fulltext", "labels")  # lists that search the text or its labels; the prior and cross-references
+# are judgments of routed themes and of other candidates
 
 
 def admit(fused: list[Candidate], pool: int, depth: int) -> list[Candidate]:

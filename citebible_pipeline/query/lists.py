@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 from citebible_pipeline.query.fuse import Candidate, RankedList
+from citebible_pipeline.query.labels import LabelIndex, search
 from citebible_pipeline.query.models import Analysis, SearchOptions
 from citebible_pipeline.query.startup import EngineData
 from citebible_pipeline.query.tuning import TUNING
@@ -39,6 +40,14 @@ def prior_list(prior: dict[tuple[int, int], float], pool: int) -> RankedList:
     ranked = sorted(prior.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
     return RankedList("prior", "prior", "passage", TUNING.prior_list_weight,
                       [(s, e, "range" if e > s else "verse", w) for (s, e), w in ranked])
+
+
+def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozenset[str]) -> list[RankedList]:
+    """Document expansion's passages (query.labels.search) as a list of their own; none when `o.labels` is off or
+    no label shares a word with the query."""
+    items = search(index, text, limit=o.pool, exclude=exclude) if o.labels else []
+    return [RankedList("labels", "labels", "passage", TUNING.label_weight,
+                       [(s, e, "range" if e > s else "verse", w) for s, e, w in items])] if items else []
 
 
 def crossref_list(refs: Sequence[tuple[int, int, int, int]]) -> RankedList | None:

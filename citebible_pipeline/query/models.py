@@ -44,6 +44,8 @@ class SearchOptions(BaseModel, frozen=True):
     floor: bool = Field(True, description="abstain when nothing fits")
     max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
     pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")
+    labels: bool = Field(True, description="document expansion: passages met through the training-side human labels "
+                         "they are listed under (OpenBible topic names, Nave's sub-entries), a fused list of their own")
     list_depth: int = Field(TUNING.list_depth, ge=0, le=50, description="each retrieval list's top this many join the "
                             "pool whatever the fusion says (recall first; 0: the fused top `pool` only)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
@@ -73,7 +75,7 @@ class Hit(BaseModel):
     """One retriever's sighting of a candidate (provenance)."""
 
     variant: str
-    retriever: str  # dense | fulltext | prior | crossref
+    retriever: str  # dense | fulltext | prior | labels | crossref
     level: str
     rank: int
 

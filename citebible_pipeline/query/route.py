@@ -114,7 +114,7 @@ def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power
     n = len(passages)
     if n == 0:
         return []
-    keys = [_span_keys(s, e) for s, e, _ in passages]
+    keys = [span_keys(s, e) for s, e, _ in passages]
     uniq, df = np.unique(np.concatenate(keys), return_counts=True)
     idf = (np.log1p(n / df) / np.log1p(n)) ** power
     return [idf[np.searchsorted(uniq, k)] for k in keys]
@@ -130,13 +130,13 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True)
     spec = index.specificity if specific and index.specificity is not None else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
-    keys, inverse = np.unique(_span_keys(starts, ends), return_inverse=True)
+    keys, inverse = np.unique(span_keys(starts, ends), return_inverse=True)
     sums = np.bincount(inverse, weights=weights)
-    return {(int(k // _SPAN), int(k % _SPAN)): float(w) for k, w in zip(keys, sums)}
+    return {(int(k // SPAN), int(k % SPAN)): float(w) for k, w in zip(keys, sums)}
 
 
-_SPAN = 1_000_000_000  # verse ids are below it: one int64 key per (start, end)
+SPAN = 1_000_000_000  # verse ids are below it: one int64 key per (start, end)
 
 
-def _span_keys(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return starts * _SPAN + ends
+def span_keys(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    return starts * SPAN + ends

@@ -20,6 +20,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
 from citebible_pipeline.query.floor import Floor, lexicon
+from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
 from citebible_pipeline.query.route import ThemeIndex, specificity
@@ -53,6 +54,7 @@ class EngineData:
     space_id: int
     dims: int
     themes: ThemeIndex
+    labels: LabelIndex  # document expansion: the passages' training-side labels (query.labels)
     genres: dict[int, str]  # verse id -> genre (WEB)
     chapter_genres: dict[int, str]  # a chapter result's start id -> genre (WEB)
     boosts: dict[str, float]
@@ -78,7 +80,7 @@ def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> Engi
         "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
         " AND translation = %s", (space_id, DEFAULT_TRANSLATION)))
     return EngineData(
-        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), genres=genres,
+        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), labels=load_labels(conn), genres=genres,
         chapter_genres=chapter_genres,
         boosts={g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")},
         lexicon=lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,))),
@@ -116,6 +118,17 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
         split_keys=[m[5] for m in meta], cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
         passages=arrays, specificity=specificity(arrays),
     )
+
+
+def load_labels(conn) -> LabelIndex:
+    """The label index; empty (no document expansion, with a warning) before query_themes wrote labels."""
+    rows = conn.execute("SELECT label_id, label, split_key, start_id, end_id, weight FROM passage_labels"
+                        " ORDER BY label_id, start_id, end_id").fetchall() \
+        if conn.execute("SELECT to_regclass('passage_labels')").fetchone()[0] else []
+    if not rows:
+        log.warning("no passage labels: materialize query_themes (document expansion is off until then)")
+        return EMPTY
+    return build_index(rows)
 
 
 def load_pericopes(conn, space_id: int) -> Pericopes:

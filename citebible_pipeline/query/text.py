@@ -39,6 +39,12 @@ def stem(word: str) -> str:
     return word
 
 
+def label_terms(text: str) -> list[str]:
+    """Document expansion's words (query.labels), the same for a label and a query: lower-cased, apostrophes
+    dropped ("don't" -> "dont"), the floor's stop words and words under 3 letters out, stemmed."""
+    return [stem(w) for w in WORD.findall(text.lower().replace("'", "")) if w not in FLOOR_STOP and len(w) > 2]
+
+
 def plural_base(word: str) -> str:
     """The floor's lighter normalization: a plural s dropped ('prayers' -> 'prayer', not 'grass')."""
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word

@@ -11,7 +11,7 @@ from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.retrieval.baselines import RetrievalContext, Retrieved
 
 _OFF = dict(dense=False, hybrid=False, chapters=False, pericopes=False, merge=False, prior=False, specific=False,
-            boost=False, slots=False, expand=False, floor=False, rerank=False)
+            boost=False, slots=False, expand=False, floor=False, rerank=False, labels=False)
 _LEVELS = dict(chapters=True, merge=True)  # the pericope level is off by default (SearchOptions.pericopes)
 ABLATIONS: dict[str, SearchOptions] = {
     "prior_only": SearchOptions(**{**_OFF, "prior": True}),
@@ -26,11 +26,14 @@ ABLATIONS: dict[str, SearchOptions] = {
                                "boost": True, "slots": True}),
     "+expand": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True,
                                 "boost": True, "slots": True, "expand": True}),
+    "+labels": SearchOptions(**{**_OFF, "dense": True, "hybrid": True, **_LEVELS, "prior": True, "specific": True,
+                                "boost": True, "slots": True, "expand": True, "labels": True}),
 }
 FULL = SearchOptions()
 NO_RERANK = SearchOptions(rerank=False)  # full, with the fused order and the prior mixed in by the boost stage
 NO_BLEND = SearchOptions(blend=False)  # full, the learned order alone on pastoral intent too
-VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "no_blend", "full")
+NO_LABELS = SearchOptions(labels=False)  # full without document expansion (the reranker as trained, with it)
+VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "no_labels", "no_blend", "full")
 
 
 def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
@@ -46,5 +49,7 @@ def ablation_variants(engine: Engine) -> dict[str, Callable[[RetrievalContext, s
 
 
 def full_variant(engine: Engine) -> dict[str, Callable[[RetrievalContext, str], Retrieved]]:
-    """`full` with the engine's reranker, `no_rerank` (the issue-10 pipeline alone) and `no_blend` beside it."""
-    return {"no_rerank": variant(engine, NO_RERANK), "no_blend": variant(engine, NO_BLEND), "full": variant(engine, FULL)}
+    """`full` with the engine's reranker, `no_rerank` (the issue-10 pipeline alone), `no_labels` (no document
+    expansion) and `no_blend` beside it."""
+    return {"no_rerank": variant(engine, NO_RERANK), "no_labels": variant(engine, NO_LABELS),
+            "no_blend": variant(engine, NO_BLEND), "full": variant(engine, FULL)}

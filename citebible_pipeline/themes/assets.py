@@ -18,6 +18,7 @@ from citebible_pipeline.gold.assets import gold_set
 from citebible_pipeline.gold.nave_set import web_name_words
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
+from citebible_pipeline.themes.labels import build_labels
 from citebible_pipeline.themes.store import unique_cues, write_themes
 from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_entries, nave_subjects
 from citebible_pipeline.partitions import default_translation
@@ -27,25 +28,28 @@ from citebible_pipeline.partitions import default_translation
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="3",
+    code_version="4",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
-    "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only).",
+    "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "
+    "passage's training-side labels (topic names, Nave's sub-entries) for document expansion.",
 )
 def query_themes(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
-        nave_rows, names = training_nave_passages(conn), web_name_words(conn)
-        themes, report = build_vocabulary(training_topic_passages(conn), load_pastoral(), nave_subjects(nave_rows, names),
-                                          heldout_keys(conn), nave_entries(nave_rows, names))
+        nave_rows, names, training, heldout = (training_nave_passages(conn), web_name_words(conn),
+                                               training_topic_passages(conn), heldout_keys(conn))
+        themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
+                                          heldout, nave_entries(nave_rows, names))
+        labels = build_labels(training, nave_rows, heldout)
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
         space_id, _space = active
         cues = unique_cues(themes)
         context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes")
-        counts = write_themes(conn, themes, space_id, emb.encode_queries(cues))
+        counts = write_themes(conn, themes, space_id, emb.encode_queries(cues), labels)
     pastoral = [t for t in themes if t.kind == "pastoral"]
     for tid, names in report["missing_topics"].items():
         context.log.info(f"pastoral theme {tid}: topics not on the training side (held out or absent): {names}")
@@ -58,25 +62,27 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
         "missing_topics": MetadataValue.json(report["missing_topics"]),
         "missing_naves": MetadataValue.json(report["missing_naves"]),
         "nave_subjects_joined": report["nave_subjects_joined"], "nave_subject_themes": report["nave_subject_themes"],
+        "labels_by_source": MetadataValue.json({src: sum(lab.source == src for lab in labels) for src in ("openbible", "naves")}),
         "seconds": round(time.perf_counter() - started, 1),
     })
 
 
 @asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior; "
-             "no held-out OpenBible topic or Nave's entry (nor a near duplicate) is in the vocabulary.")
+             "no held-out OpenBible topic or Nave's entry (nor a near duplicate) is in the vocabulary or the labels.")
 def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
         space_id = active_space(conn)[0]
         heldout = heldout_keys(conn)
         leaked = sum(k in heldout for (k,) in conn.execute("SELECT split_key FROM query_themes WHERE kind = 'topic'"))
+        leaked_labels = sum(k in heldout for (k,) in conn.execute("SELECT DISTINCT split_key FROM passage_labels"))
         no_cue, no_prior = conn.execute(
             "SELECT (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_cues c"
             "        WHERE c.theme_id = t.id AND c.space_id = %s)),"
             " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id))",
             (space_id,)).fetchone()
-    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and leaked == 0,
+    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and leaked == 0 and leaked_labels == 0,
                             metadata={"themes_without_cues": no_cue, "themes_without_prior": no_prior,
-                                      "heldout_keys_in_vocabulary": leaked})
+                                      "heldout_keys_in_vocabulary": leaked, "heldout_keys_in_labels": leaked_labels})
 
 
 @asset(

@@ -1,4 +1,4 @@
-"""query_themes, theme_cues and theme_passages: written together in one transaction."""
+"""query_themes, theme_cues, theme_passages and passage_labels: written together in one transaction."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ import psycopg
 from pgvector import Vector
 
 from citebible_pipeline.db.load import copy_rows
+from citebible_pipeline.themes.labels import Label
 from citebible_pipeline.themes.vocabulary import Theme
 
 
-def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: int, cue_vectors: np.ndarray) -> dict[str, int]:
-    """Replace the vocabulary. `cue_vectors` holds one row per cue, in theme then cue order."""
+def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: int, cue_vectors: np.ndarray,
+                 labels: Sequence[Label] = ()) -> dict[str, int]:
+    """Replace the vocabulary and the passages' labels (document expansion). `cue_vectors` holds one row per cue,
+    in theme then cue order."""
     cues = [(i, cue) for i, t in enumerate(themes, start=1) for cue in dict.fromkeys(t.cues)]
     if len(cues) != len(cue_vectors):
         raise ValueError(f"{len(cues)} cues but {len(cue_vectors)} vectors")
     with conn.transaction(), conn.cursor() as cur:
+        cur.execute("DELETE FROM passage_labels")
         cur.execute("DELETE FROM theme_passages")
         cur.execute("DELETE FROM theme_cues")
         cur.execute("DELETE FROM query_themes")
@@ -29,7 +33,11 @@ def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: in
         n = copy_rows(cur, "theme_passages", ("theme_id", "start_id", "end_id", "weight"),
                       ("integer", "integer", "integer", "real"),
                       ((i, s, e, w) for i, t in enumerate(themes, start=1) for (s, e), w in t.passages.items()))
-    return {"themes": len(themes), "cues": len(cues), "passages": n}
+        m = copy_rows(cur, "passage_labels", ("label_id", "source", "label", "split_key", "start_id", "end_id", "weight"),
+                      ("integer", "text", "text", "text", "integer", "integer", "real"),
+                      ((i, lab.source, lab.text, lab.split_key, s, e, w) for i, lab in enumerate(labels, start=1)
+                       for (s, e), w in lab.passages.items()))
+    return {"themes": len(themes), "cues": len(cues), "passages": n, "labels": len(labels), "labelled_passages": m}
 
 
 def unique_cues(themes: Sequence[Theme]) -> list[str]:

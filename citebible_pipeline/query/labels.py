@@ -1,0 +1,106 @@
+"""Document expansion (pure): a reader's words meet a passage through the human labels it is listed under on the
+training side (OpenBible topic names, Nave's sub-entries; themes/labels.py builds them), doc2query-style. BM25 over
+the label words picks the query's best labels; a passage scores the sum, over those labels, of the label's BM25
+score x the passage's weight in it x its specificity (a smoothed inverse label frequency, route.specificity, so a
+hub listed under thousands of labels is discounted as the specific prior discounts it). Lexical on purpose: the
+terse labels ("afflictions and adversities: prayer in") share words with a sentence where raw embedding similarity
+to them drifted (README, issue 22)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from citebible_pipeline.query.route import SPAN, span_keys, specificity
+from citebible_pipeline.query.text import label_terms
+from citebible_pipeline.query.tuning import TUNING
+
+Item = tuple[int, int, float]  # start id, end id, score
+
+
+@dataclass(frozen=True)
+class LabelIndex:
+    """Loaded once: the label words' postings, each label's BM25 length norm, split key and passages."""
+
+    texts: list[str]
+    split_keys: list[str]
+    postings: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (label rows, term frequency)
+    idf: dict[str, float]
+    norm: np.ndarray  # per label: k1 * (1 - b + b * length / mean length)
+    passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per label: starts, ends, weight x specificity
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+EMPTY = LabelIndex([], [], {}, {}, np.zeros(0), [])
+
+
+def build_index(rows: Iterable[tuple[int, str, str, int, int, float]], k1: float = TUNING.bm25_k1,
+                b: float = TUNING.bm25_b) -> LabelIndex:
+    """rows: (label id, label text, split key, start id, end id, weight), grouped by label id."""
+    texts: list[str] = []
+    keys: list[str] = []
+    spans: list[list[list]] = []
+    last = None
+    for lid, text, key, s, e, w in rows:
+        if lid != last:
+            texts.append(text), keys.append(key), spans.append([[], [], []])
+            last = lid
+        spans[-1][0].append(s), spans[-1][1].append(e), spans[-1][2].append(w)
+    if not texts:
+        return EMPTY
+    arrays = [(np.array(a, np.int64), np.array(c, np.int64), np.array(d, np.float64)) for a, c, d in spans]
+    passages = [(s, e, w * spec) for (s, e, w), spec in zip(arrays, specificity(arrays))]
+    terms = [label_terms(t) for t in texts]
+    lengths = np.array([len(t) for t in terms], np.float64)
+    norm = k1 * (1 - b + b * lengths / max(lengths.mean(), 1.0))
+    post: dict[str, dict[int, int]] = defaultdict(dict)
+    for row, ts in enumerate(terms):
+        for t in ts:
+            post[t][row] = post[t].get(row, 0) + 1
+    n = len(texts)
+    postings = {t: (np.fromiter(d.keys(), np.int64, len(d)), np.fromiter(d.values(), np.float64, len(d)))
+                for t, d in post.items()}
+    idf = {t: math.log(1 + (n - len(d) + 0.5) / (len(d) + 0.5)) for t, d in post.items()}
+    return LabelIndex(texts, keys, postings, idf, norm, passages)
+
+
+def label_scores(index: LabelIndex, text: str, k1: float = TUNING.bm25_k1) -> np.ndarray:
+    """BM25 of every label for the query's words (0 where none is shared)."""
+    scores = np.zeros(len(index), np.float64)
+    for t in set(label_terms(text)):
+        if t in index.postings:
+            rows, tf = index.postings[t]
+            scores[rows] += index.idf[t] * tf * (k1 + 1) / (tf + index.norm[rows])
+    return scores
+
+
+def best_labels(index: LabelIndex, text: str, top: int = TUNING.label_top, exclude: frozenset[str] = frozenset()
+                ) -> list[tuple[int, float]]:
+    """(label row, BM25) of the query's `top` best labels sharing a word with it; labels whose split key is in
+    `exclude` are left out (training leaves a query's own label out, as routing leaves its own theme out)."""
+    if not len(index):
+        return []
+    scores = label_scores(index, text)
+    if exclude:
+        scores[np.fromiter((k in exclude for k in index.split_keys), bool, len(index))] = 0.0
+    return [(int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable")[:top] if scores[i] > 0]
+
+
+def search(index: LabelIndex, text: str, top: int = TUNING.label_top, limit: int = 50,
+           exclude: frozenset[str] = frozenset()) -> list[Item]:
+    """The passages of the query's best labels (best_labels), best first, at most `limit`."""
+    best = best_labels(index, text, top, exclude)
+    if not best:
+        return []
+    keys = np.concatenate([span_keys(index.passages[i][0], index.passages[i][1]) for i, _ in best])
+    weights = np.concatenate([index.passages[i][2] * score for i, score in best])
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    sums = np.bincount(inverse, weights=weights)
+    order = np.lexsort((uniq, -sums))[:limit]
+    return [(int(uniq[j] // SPAN), int(uniq[j] % SPAN), float(sums[j])) for j in order]
