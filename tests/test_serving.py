@@ -145,3 +145,7 @@ def test_every_served_artefact_bumps_its_version_when_it_commits(db_url):
         conn.execute("UPDATE reranker_models SET is_active = true")
         conn.commit()
         assert read_versions(conn)["reranker"] == 2
+        # the passages' labels (document expansion, migration 013) are part of the theme vocabulary
+        conn.execute("INSERT INTO passage_labels VALUES (1, 'openbible', 'x', 'x', 1, 1, 1.0)")
+        conn.commit()
+        assert read_versions(conn)["themes"] == 3

@@ -29,8 +29,9 @@ class Tuning:
     prior_list_weight: float = _w(2.0, "set by hand: the human-vote prior as a fused list, twice a dense list (it alone "
                                   "was the strongest recall source measured: pastoral hit@5 0.73 vs 0.36 dense)")
     label_weight: float = _w(0.5, "dev: a lexical list counts half a dense list, as full text does (fulltext_weight); with "
-                             "the reranker trained at 1.0, 0.5 gave the dev sentences nDCG@10 0.324 / hit@5 0.578 against "
-                             "0.319 / 0.544 and Nave's held-out 0.210 against 0.209 (README, issue 22)")
+                             "the reranker trained at 1.0, 0.5 on pastoral intent gave the dev sentences nDCG@10 0.324 / "
+                             "hit@5 0.578 against 0.319 / 0.544, and 0.5 everywhere Nave's held-out 0.210 against 0.209 "
+                             "(README, issue 22)")
     label_top: int = _w(8, "rule stated before measuring: as many labels as routing takes themes "
                         "(top_themes); alone, 5 and 20 labels scored alike on the dev sentences (nDCG@10 0.190 / 0.189)")
     bm25_k1: float = _w(1.2, "rule: the usual BM25 defaults (Robertson; Lucene's k1 1.2, b 0.75), not tuned")
