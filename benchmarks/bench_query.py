@@ -64,6 +64,18 @@ def main() -> None:
     print(f"search():                    p50 {s50:.1f} ms  p95 {s95:.1f} ms")
     print(f"search p50 / floor p50 = {s50 / f50:.2f}x (target <= 4x), p50 <= 60 ms: {'yes' if s50 <= 60 else 'NO'}")
     print("per stage p50 (ms): " + "  ".join(f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))
+    # what the recall stages of issue 22 cost, side by side in this run (interleaved per query, so load hits all alike)
+    cfgs = {"full": {}, "labels off": {"labels": False}, "labels off, list_depth 0": {"labels": False, "list_depth": 0}}
+    side: dict[str, list[float]] = {k: [] for k in cfgs}
+    for _ in range(args.rounds):
+        for q in QUERIES:
+            for name, opts in cfgs.items():
+                t = time.perf_counter()
+                engine.search(q, **opts)
+                side[name].append((time.perf_counter() - t) * 1000)
+    base = statistics.median(side["labels off, list_depth 0"])
+    for name, xs in side.items():
+        print(f"{name:<26} p50 {statistics.median(xs):6.1f} ms  {statistics.median(xs) / base:.2f}x")
 
 
 if __name__ == "__main__":
