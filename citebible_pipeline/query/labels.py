@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citebible_pipeline.query.route import SPAN, span_keys, specificity
+from citebible_pipeline.query.route import SPAN, excluded, span_sums, specificity
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -88,7 +88,7 @@ def best_labels(index: LabelIndex, text: str, top: int = TUNING.label_top, exclu
         return []
     scores = label_scores(index, text)
     if exclude:
-        scores[np.fromiter((k in exclude for k in index.split_keys), bool, len(index))] = 0.0
+        scores[excluded(index.split_keys, exclude)] = 0.0
     return [(int(i), float(scores[i])) for i in np.argsort(-scores, kind="stable")[:top] if scores[i] > 0]
 
 
@@ -98,9 +98,8 @@ def search(index: LabelIndex, text: str, top: int = TUNING.label_top, limit: int
     best = best_labels(index, text, top, exclude)
     if not best:
         return []
-    keys = np.concatenate([span_keys(index.passages[i][0], index.passages[i][1]) for i, _ in best])
-    weights = np.concatenate([index.passages[i][2] * score for i, score in best])
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    sums = np.bincount(inverse, weights=weights)
+    uniq, sums = span_sums(np.concatenate([index.passages[i][0] for i, _ in best]),
+                           np.concatenate([index.passages[i][1] for i, _ in best]),
+                           np.concatenate([index.passages[i][2] * score for i, score in best]))
     order = np.lexsort((uniq, -sums))[:limit]
     return [(int(uniq[j] // SPAN), int(uniq[j] % SPAN), float(sums[j])) for j in order]

@@ -56,9 +56,13 @@ def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: 
     if pastoral:
         scores = scores + TUNING.pastoral_bonus * (np.asarray(index.kinds) == "pastoral")[:, None]
     if exclude:  # calibration and training leave a query's own topic (and its near duplicates) out
-        mask = np.fromiter((k in exclude for k in index.split_keys), bool, len(index.split_keys))
-        scores[mask] = -1.0
+        scores[excluded(index.split_keys, exclude)] = -1.0
     return scores[:, 0] if single else scores
+
+
+def excluded(split_keys: list[str], exclude: frozenset[str]) -> np.ndarray:
+    """Which rows (themes, labels) a query leaves out by split key: its own and its near duplicates'."""
+    return np.fromiter((k in exclude for k in split_keys), bool, len(split_keys))
 
 
 def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNING.top_themes, margin: float = TUNING.margin,
@@ -130,8 +134,7 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True)
     spec = index.specificity if specific and index.specificity is not None else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
-    keys, inverse = np.unique(span_keys(starts, ends), return_inverse=True)
-    sums = np.bincount(inverse, weights=weights)
+    keys, sums = span_sums(starts, ends, weights)
     return {(int(k // SPAN), int(k % SPAN)): float(w) for k, w in zip(keys, sums)}
 
 
@@ -140,3 +143,9 @@ SPAN = 1_000_000_000  # verse ids are below it: one int64 key per (start, end)
 
 def span_keys(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return starts * SPAN + ends
+
+
+def span_sums(starts: np.ndarray, ends: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The summed weight of each distinct (start, end): packed keys (span_keys, ascending) and their sums."""
+    keys, inverse = np.unique(span_keys(starts, ends), return_inverse=True)
+    return keys, np.bincount(inverse, weights=weights)

@@ -8,14 +8,13 @@ leaves its own theme out."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.naves.queries import readable
-from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT, passage_weights
+from citebible_pipeline.themes.vocabulary import NAVE_WEIGHT, topic_weights
 
 
 @dataclass
@@ -30,10 +29,7 @@ def build_labels(training: Iterable[TrainingPassage], nave_rows: Iterable[Traini
                  heldout_keys: frozenset[str] = frozenset()) -> list[Label]:
     """OpenBible topic names first (by name), then Nave's sub-entries (by readable text). A Nave's label carries its
     subject's split key, the key a Nave's training query and a Nave's theme are left out by."""
-    by_topic: dict[str, list[TrainingPassage]] = defaultdict(list)
-    for p in training:
-        by_topic[p.topic.strip().lower()].append(p)
-    out = [Label("openbible", name, split_key(name), passage_weights(rows)) for name, rows in sorted(by_topic.items())]
+    out = [Label("openbible", name, split_key(name), ws) for name, ws in sorted(topic_weights(training).items())]
     nave: dict[str, Label] = {}
     for r in nave_rows:
         key = split_key(readable(r.subject, ()))

@@ -87,6 +87,15 @@ def passage_weights(rows: Sequence[TrainingPassage]) -> dict[tuple[int, int], fl
     return out
 
 
+def topic_weights(training: Iterable[TrainingPassage]) -> dict[str, dict[tuple[int, int], float]]:
+    """Lower-cased training-side topic name -> passage_weights of its voted passages (the vocabulary's topics and
+    the document-expansion labels read the votes the same way)."""
+    by_topic: dict[str, list[TrainingPassage]] = defaultdict(list)
+    for p in training:
+        by_topic[p.topic.strip().lower()].append(p)
+    return {name: passage_weights(rows) for name, rows in by_topic.items()}
+
+
 def noisy_or(*weights: dict[tuple[int, int], float]) -> dict[tuple[int, int], float]:
     """A passage listed by several sources (or a theme's several topics) is more central to the need."""
     miss: dict[tuple[int, int], float] = {}
@@ -126,10 +135,7 @@ def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[Pas
     nothing, by design). `nave`: nave_subjects(); `entries`: nave_entries(); `heldout_keys`: split keys held out
     in either source."""
     nave, entries = nave or {}, entries or {}
-    by_topic: dict[str, list[TrainingPassage]] = defaultdict(list)
-    for p in training:
-        by_topic[p.topic.strip().lower()].append(p)
-    weights = {name: passage_weights(rows) for name, rows in by_topic.items()}
+    weights = topic_weights(training)
     themes: list[Theme] = []
     missing: dict[str, list[str]] = {}
     missing_naves: dict[str, list[str]] = {}
