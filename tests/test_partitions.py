@@ -96,6 +96,52 @@ def test_two_partitions_materialize_at_once_without_conflict(two_partitions):
         assert {i.split("_")[-2] for i in indexes} == {"web", "bsb"} and len(indexes) == 6
 
 
+def test_two_partitions_written_before_either_indexes_do_not_deadlock(pg_server, corpus_db, monkeypatch):
+    """The interleaving CI once hit, forced: both partitions have written their rows when both start
+    their index DDL. A transaction holding its rows' lock into CREATE INDEX deadlocked here."""
+    from dagster import materialize
+
+    from citebible_pipeline.db import apply_migrations
+    from citebible_pipeline.embeddings import build
+    from citebible_pipeline.embeddings.embedder import Embedder
+    from citebible_pipeline.resources import PostgresResource, SourcesResource
+    from tests.conftest import _create_db
+
+    url = _create_db(pg_server["url"], "partitions_interleaved")
+    apply_migrations(url)
+    resources = {"postgres": PostgresResource(url=url), "sources": SourcesResource(cache_dir=str(corpus_db["cache"]))}
+    for key in ("web", "bsb"):
+        assert materialize(_translation_assets(), resources=resources, partition_key=key).success
+    barrier, real = threading.Barrier(2, timeout=300), build.ensure_indexes
+
+    def after_both_wrote(*args, **kwargs):
+        barrier.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "ensure_indexes", after_both_wrote)
+    embedder, errors, reports = Embedder(), {}, {}
+
+    def run(key: str) -> None:
+        try:
+            with connect(url) as conn:
+                reports[key] = build.build_passage_embeddings(conn, embedder, translation=key, books=["RUT"],
+                                                              activate_space=key == "web")
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors[key] = exc
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in ("web", "bsb")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    assert {k: len(r.indexes_created) for k, r in reports.items()} == {"web": 3, "bsb": 3}
+    with connect(url) as conn:
+        vectors = dict(conn.execute("SELECT translation, count(*) FROM passage_embeddings WHERE level = 'verse'"
+                                    " GROUP BY 1").fetchall())
+    assert vectors == {"web": 85, "bsb": 85}
+
+
 def test_versification_differences_never_get_a_wrong_id(two_partitions):
     with connect(two_partitions["url"]) as conn:
         def ids(t):

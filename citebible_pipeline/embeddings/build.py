@@ -133,6 +133,7 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, tr
     space_id = ensure_space(conn, space)
     conn.commit()
     stored = existing_hashes(conn, space_id, translation)
+    conn.commit()  # no transaction (and no table lock) stays open through the encoding
     hashes = {(d.level, d.id): content_hash(space.key, embedder.document_prefix, d) for d in docs}
     todo = [d for d in docs if stored.get((d.level, d.id)) != hashes[(d.level, d.id)]]
     log.info("%d passages, %d to embed, %d unchanged", len(docs), len(todo), len(docs) - len(todo))
@@ -140,7 +141,10 @@ def build_passage_embeddings(conn: psycopg.Connection, embedder: Embedder, *, tr
     encode = [d for d in todo if d.windows[0] != DERIVED]
     vectors, n_texts = embed_docs(embedder, encode, progress) if encode else ({}, 0)
     vectors.update(derive_vectors(conn, space_id, translation, [d for d in todo if d.windows[0] == DERIVED], vectors))
+    conn.commit()
     embed_s = time.perf_counter() - t0
+    # The write commits before the index DDL starts: a transaction holding both its rows' lock and then
+    # CREATE INDEX's share lock deadlocks with another partition doing the same (seen in CI).
     counts = write_passages(conn, space_id, translation, docs, hashes, vectors)
     # A level whose vectors were mostly rewritten gets its graph rebuilt: HNSW keeps the replaced
     # entries as dead nodes until a vacuum, and recall drifts after a bulk update.

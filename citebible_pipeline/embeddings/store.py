@@ -60,7 +60,8 @@ def write_passages(
 ) -> dict[str, int]:
     """Make the space's rows of this translation equal `docs` in one transaction: new vectors where given,
     metadata refreshed where it changed, rows that no longer exist removed (never another translation's).
-    Returns counts."""
+    Returns counts. Its own transaction: it must not run inside one that later builds indexes."""
+    _top_level(conn, "write_passages")
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(
             "CREATE TEMP TABLE _stage_passages (level text, id integer, book_order smallint, book text, book_name text,"
@@ -105,6 +106,17 @@ def write_passages(
     return {"removed": removed, "written": written}
 
 
+def _top_level(conn: psycopg.Connection, what: str) -> None:
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raise RuntimeError(f"{what} needs a connection with no open transaction (commit or roll back first)")
+
+
+def _index_ddl_lock(conn: psycopg.Connection) -> None:
+    """Index DDL on passage_embeddings, one partition at a time (every partition's HNSW indexes live on the
+    one table), until the transaction ends."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('citebible:passage_embeddings:indexes', 0))")
+
+
 def index_name(space_id: int, level: str, translation: str) -> str:
     return f"passage_embeddings_hnsw_s{space_id}_{translation}_{level}"
 
@@ -115,7 +127,9 @@ def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, translati
     never post-filters another's rows), then ANALYZE. Returns indexes created now (a level added to an
     existing space gets its index on the next build; a level in `rebuild` is reindexed)."""
     created = []
+    _top_level(conn, "ensure_indexes")
     with conn.transaction():
+        _index_ddl_lock(conn)
         conn.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(maintenance_work_mem)))
         for level in LEVELS:
             name = index_name(space_id, level, translation)
@@ -132,13 +146,15 @@ def ensure_indexes(conn: psycopg.Connection, space_id: int, dims: int, translati
                      ef=sql.Literal(int(ef_construction)), space=sql.Literal(int(space_id)), level=sql.Literal(level),
                      translation=sql.Literal(translation)))
             created.append(name)
-    conn.execute("ANALYZE passage_embeddings")
+        conn.execute("ANALYZE passage_embeddings")  # inside: its lock ends with the DDL's, at this commit
     return created
 
 
 def activate(conn: psycopg.Connection, space_id: int) -> int:
     """Make `space_id` the one the query side reads, and drop the other spaces, in one transaction."""
+    _top_level(conn, "activate")
     with conn.transaction():
+        _index_ddl_lock(conn)
         conn.execute("UPDATE embedding_spaces SET is_active = false WHERE is_active AND id <> %s", (space_id,))
         conn.execute("UPDATE embedding_spaces SET is_active = true WHERE id = %s", (space_id,))
         old = [r[0] for r in conn.execute("SELECT id FROM embedding_spaces WHERE id <> %s", (space_id,))]
