@@ -308,6 +308,26 @@ def test_specificity_prior_a_hub_loses_to_a_specific_passage():
     assert prior_scores(idx, [Routed(1, 0.9, 1.0)])[(9, 9)] > 0
 
 
+def test_specificity_counts_a_passage_among_its_own_layer():
+    """Three pastoral needs all list the hub (9); forty topic names list a passage each and none lists the hub. Pooled,
+    the hub is in 3 of 43 themes and keeps most of its weight; among the needs it is in all 3 and keeps log 2 / log 4,
+    while a passage one need alone lists keeps 1."""
+    needs = [(np.array([9, 5 + t]), np.array([9, 5 + t]), np.array([1.0, 0.6])) for t in range(3)]
+    topics = [(np.array([100 + t]), np.array([100 + t]), np.array([1.0])) for t in range(40)]
+    kinds = ["pastoral"] * 3 + ["topic"] * 40
+    pooled, layered = specificity(needs + topics), specificity(needs + topics, layers=kinds)
+    assert pooled[0][0] == pytest.approx(np.log1p(43 / 3) / np.log1p(43))  # about 0.72
+    assert layered[0][0] == pytest.approx(np.log(2) / np.log(4)) and layered[0][1] == pytest.approx(1.0)
+    assert layered[3][0] == pytest.approx(1.0) and len(layered) == 43
+    idx = ThemeIndex(keys=[f"t{i}" for i in range(43)], kinds=kinds, names=["n"] * 43, rewrites=["r"] * 43,
+                     split_keys=[f"t{i}" for i in range(43)], cue_vectors=np.eye(43, dtype=np.float32),
+                     cue_starts=np.arange(43), rewrite_vectors=np.eye(43, dtype=np.float32), passages=needs + topics,
+                     specificity=layered, specificity_all=pooled)
+    routed = [Routed(0, 0.9, 1.0)]
+    assert prior_scores(idx, routed, scope="all")[(9, 9)] > prior_scores(idx, routed, scope="all")[(5, 5)]
+    assert prior_scores(idx, routed)[(5, 5)] > prior_scores(idx, routed)[(9, 9)]  # the layer's rule: the need wins
+
+
 def _cand(i: int) -> Candidate:
     return Candidate(i, i, "verse", 1.0 - i / 100)
 

@@ -180,7 +180,7 @@ class Engine:
         # (the floor keeps the sentence's own routing: it was calibrated on that)
         need_rows = np.vstack([vecs[1:], llm_vecs])
         needs_routed = route(themes, np.vstack([vecs, llm_vecs]), analysis.pastoral, exclude=exclude) if llm_texts else routed
-        prior = prior_scores(themes, needs_routed, o.specific) if o.prior else {}
+        prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
         lap("rewrite")
 
         levels = ["verse"] + (["chapter"] if o.chapters else []) + (["pericope"] if o.pericopes and data.pericopes.spans else [])

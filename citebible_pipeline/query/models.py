@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
@@ -33,6 +35,9 @@ class SearchOptions(BaseModel, frozen=True):
     prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
     specific: bool = Field(True, description="weigh each voted passage by how specific it is to the routed themes "
                            "(inverse theme frequency), so a passage voted under everything stops answering everything")
+    specific_scope: Literal["layer", "all"] = Field(
+        "layer", description="count a passage's themes within its theme's own layer (pastoral needs among the needs, "
+        "topic names among the topics: a passage under most needs is specific to none), or over all themes pooled")
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")

@@ -5,6 +5,7 @@ topic themes through their names, so a reader's sentence reaches the need, not o
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
+    specificity_all: list[np.ndarray] | None = None  # the same over every theme, layers pooled (SearchOptions)
 
 
 @dataclass(frozen=True)
@@ -109,12 +111,21 @@ def clause_needs(index: ThemeIndex, vectors: np.ndarray, pastoral: bool, exclude
     return list(dict.fromkeys(int(np.argmax(scores[:, r])) for r in rows)) if len(rows) > 1 else []
 
 
-def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power
-                ) -> list[np.ndarray]:
+def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power,
+                layers: Sequence[str] | None = None) -> list[np.ndarray]:
     """Per theme and passage: how specific the passage is to this theme rather than to everything, as a smoothed
     inverse theme frequency log(1 + N/df) / log(1 + N) (N themes, df = themes listing the passage), to `power`.
     A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
-    passages still win where they are specific: the factor scales their vote share, it does not replace it."""
+    passages still win where they are specific: the factor scales their vote share, it does not replace it.
+    `layers` (a kind per theme): N and df count only the themes of the theme's own layer, so a passage under 15
+    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it."""
+    if layers is not None:
+        out: list[np.ndarray] = [np.ones(0)] * len(passages)
+        for layer in dict.fromkeys(layers):
+            rows = [i for i, k in enumerate(layers) if k == layer]
+            for i, spec in zip(rows, specificity([passages[i] for i in rows], power)):
+                out[i] = spec
+        return out
     n = len(passages)
     if n == 0:
         return []
@@ -124,14 +135,15 @@ def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power
     return [idf[np.searchsorted(uniq, k)] for k in keys]
 
 
-def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True) -> dict[tuple[int, int], float]:
+def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "layer"
+                 ) -> dict[tuple[int, int], float]:
     """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
-    specificity to that theme when `specific` and the index has it)."""
+    specificity to that theme when `specific` and the index has it: among its layer's themes, or `scope` "all")."""
     if not routed:
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    spec = index.specificity if specific and index.specificity is not None else None
+    spec = (index.specificity if scope == "layer" else index.specificity_all) if specific else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)
