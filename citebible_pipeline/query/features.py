@@ -84,18 +84,24 @@ def _inv(rank: int | None) -> float:
     return 0.0 if rank is None else 1.0 / rank
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
+COL = {f: i for i, f in enumerate(FEATURES)}
+
+
+def _segments(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows lo[i]:hi[i] of every candidate, concatenated, and where each candidate's rows begin."""
+    lens = hi - lo
+    first = np.cumsum(lens) - lens
+    return np.arange(lens.sum()) - np.repeat(first, lens) + np.repeat(lo, lens), first
 
 
 def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.ndarray:
-    """(len(cands), len(FEATURES)) float32, in FEATURES order; the pool order is the fused order."""
+    """(len(cands), len(FEATURES)) float32, in FEATURES order; the pool order is the fused order. Array work over
+    the whole pool at once (a loop per candidate was a quarter of a search)."""
     n = len(cands)
     X = np.zeros((n, len(FEATURES)), np.float32)
     if n == 0:
         return X
-    col = {f: i for i, f in enumerate(FEATURES)}
+    col = COL
     rw = np.asarray(q.rewrite_vectors, np.float32).reshape(-1, len(q.vector))
     Q = np.vstack([q.vector[None, :].astype(np.float32), rw])  # row 0: the original
     X[:, col["q_pastoral"]] = q.pastoral_score
@@ -103,9 +109,10 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
     X[:, col["q_words"]] = math.log1p(len(q.text.split()))
     X[:, col["q_rewrites"]] = len(rw)
 
-    starts = np.array([c.start for c in cands], np.int64)
-    ends = np.array([c.end for c in cands], np.int64)
-    top_score = max(c.score for c in cands) or 1.0
+    starts = np.fromiter((c.start for c in cands), np.int64, n)
+    ends = np.fromiter((c.end for c in cands), np.int64, n)
+    scores = np.fromiter((c.score for c in cands), np.float64, n)
+    top_score = float(scores.max()) or 1.0
     prior_items = np.array([(s, e, w) for (s, e), w in q.prior.items()], np.float64).reshape(-1, 3)
     top_prior = float(prior_items[:, 2].max()) if len(prior_items) else 1.0
     if len(prior_items):
@@ -113,49 +120,78 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
         weights = np.where(overlap, prior_items[None, :, 2], 0.0)
         X[:, col["prior_cover"]] = weights.max(axis=1) / top_prior
         X[:, col["prior_sum"]] = np.log1p(weights.sum(axis=1) / top_prior)
-
-    lo = np.searchsorted(t.verse_ids, starts)
-    hi = np.searchsorted(t.verse_ids, ends, side="right")
+    X[:, col["fused_rel"]] = scores / top_score
+    X[:, col["fused_rank"]] = np.log1p(np.arange(n))
+    X[:, col["prior_rel"]] = np.fromiter((c.prior for c in cands), np.float64, n) / top_prior
+    X[:, col["verses_log"]] = np.log1p(ends - starts + 1)
+    _hit_features(X, cands)
     for i, c in enumerate(cands):
-        X[i, col["fused_rel"]] = c.score / top_score
-        X[i, col["fused_rank"]] = math.log1p(i)
-        X[i, col["prior_rel"]] = c.prior / top_prior
-        ranks: dict[str, list[int]] = {}
-        variants = set()
-        for variant, retriever, _level, rank in c.hits:
-            ranks.setdefault(retriever, []).append(rank)
-            variants.add(variant)
-            if retriever == "dense" and variant == "original":
-                X[i, col["original_rank"]] = max(X[i, col["original_rank"]], _inv(rank))
-        X[i, col["prior_rank"]] = _inv(min(ranks.get("prior", []), default=None))
-        X[i, col["dense_lists"]] = len(ranks.get("dense", []))
-        X[i, col["dense_rank"]] = _inv(min(ranks.get("dense", []), default=None))
-        X[i, col["fulltext_rank"]] = _inv(min(ranks.get("fulltext", []), default=None))
-        X[i, col["label_rank"]] = _inv(min(ranks.get("labels", []), default=None))
-        X[i, col["variants"]] = len(variants)
         X[i, col[f"is_{c.level}"]] = 1.0
-        X[i, col["verses_log"]] = math.log1p(c.end - c.start + 1)
         if c.level != "chapter":
             X[i, col["position"]] = (split_id(c.start)[2] - 1) / max(1, verses_in_chapter_of(c.start))
         X[i, col["genre_boost"]] = t.genre_boosts.get(c.genre or "", 1.0)
         if c.genre in GENRES:
             X[i, col[f"genre_{c.genre}"]] = 1.0
-        block = t.verse_vectors[lo[i]:hi[i]]
-        if len(block) == 0:
-            continue
-        sims = block @ Q.T  # (verses, 1 + R)
-        X[i, col["cos_q_best_verse"]] = sims[:, 0].max()
-        if len(rw):
-            X[i, col["cos_rw_best_verse"]] = sims[:, 1:].max()
-        row = t.chapter_rows.get(chapter_base(c.start)) if c.level == "chapter" else None
-        vec = t.chapter_vectors[row] if row is not None else _unit(block.mean(axis=0))
-        cos = Q @ vec
-        X[i, col["cos_q"]] = cos[0]
-        if len(rw):
-            X[i, col["cos_rw_max"]], X[i, col["cos_rw_mean"]] = cos[1:].max(), cos[1:].mean()
-        X[i, col["xref_popularity"]] = t.popularity[lo[i]:hi[i]].max()
+    _vector_features(t, Q, cands, starts, ends, X)
     _pool_links(t, starts, ends, X[:, col["xref_pool_votes"]], X[:, col["xref_pool_links"]])
     return X
+
+
+def _hit_features(X: np.ndarray, cands: Sequence[Candidate]) -> None:
+    """Each retriever's best rank (as 1/rank), how many dense lists and query variants found the candidate."""
+    col = COL
+    for i, c in enumerate(cands):
+        best: dict[str, int] = {}
+        dense = 0
+        variants = set()
+        for variant, retriever, _level, rank in c.hits:
+            if rank < best.get(retriever, rank + 1):
+                best[retriever] = rank
+            variants.add(variant)
+            if retriever == "dense":
+                dense += 1
+                if variant == "original":
+                    X[i, col["original_rank"]] = max(X[i, col["original_rank"]], _inv(rank))
+        X[i, col["prior_rank"]] = _inv(best.get("prior"))
+        X[i, col["dense_lists"]] = dense
+        X[i, col["dense_rank"]] = _inv(best.get("dense"))
+        X[i, col["fulltext_rank"]] = _inv(best.get("fulltext"))
+        X[i, col["label_rank"]] = _inv(best.get("labels"))
+        X[i, col["variants"]] = len(variants)
+
+
+def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], starts: np.ndarray, ends: np.ndarray,
+                     X: np.ndarray) -> None:
+    """Similarities of the query (row 0 of Q) and its rewrites to each candidate's best verse and to its vector
+    (a chapter's own, else the unit mean of its verses), and its most cross-referenced verse. A candidate's verses
+    are a slice of the verse table (a view: gathering them into one array cost four times as much)."""
+    col = COL
+    lo = np.searchsorted(t.verse_ids, starts)
+    hi = np.searchsorted(t.verse_ids, ends, side="right")
+    best = np.zeros((len(cands), Q.shape[0]), np.float32)
+    vecs = np.zeros((len(cands), Q.shape[1]), np.float32)
+    has = hi > lo  # a candidate with no verse vectors keeps zeros
+    for i, c in enumerate(cands):
+        if not has[i]:
+            continue
+        block = t.verse_vectors[lo[i]:hi[i]]
+        best[i] = (block @ Q.T).max(axis=0)
+        row = t.chapter_rows.get(chapter_base(c.start)) if c.level == "chapter" else None
+        if row is not None:
+            vecs[i] = t.chapter_vectors[row]
+        else:
+            m = block.sum(axis=0)  # the mean's direction; only the unit vector is used
+            norm = math.sqrt(float(m @ m))
+            vecs[i] = m / norm if norm > 0 else m
+    cos = vecs @ Q.T
+    X[has, col["cos_q_best_verse"]] = best[has, 0]
+    X[has, col["cos_q"]] = cos[has, 0]
+    if Q.shape[0] > 1:
+        X[has, col["cos_rw_best_verse"]] = best[has, 1:].max(axis=1)
+        X[has, col["cos_rw_max"]], X[has, col["cos_rw_mean"]] = cos[has, 1:].max(axis=1), cos[has, 1:].mean(axis=1)
+    if has.any():
+        rows, first = _segments(lo[has], hi[has])
+        X[has, col["xref_popularity"]] = np.maximum.reduceat(t.popularity[rows], first)
 
 
 def _pool_links(t: PoolTables, starts: np.ndarray, ends: np.ndarray, votes_out: np.ndarray, links_out: np.ndarray) -> None:
@@ -166,7 +202,7 @@ def _pool_links(t: PoolTables, starts: np.ndarray, ends: np.ndarray, votes_out: 
     owners = np.repeat(np.arange(len(starts)), b - a)
     if len(owners) == 0:
         return
-    rows = np.concatenate([np.arange(x, y) for x, y in zip(a, b)])
+    rows, _ = _segments(a, b)
     order = np.argsort(starts, kind="stable")
     sorted_starts = starts[order]
     target_pos = np.searchsorted(sorted_starts, t.xref_to[rows], side="right") - 1
@@ -175,13 +211,11 @@ def _pool_links(t: PoolTables, starts: np.ndarray, ends: np.ndarray, votes_out: 
     valid &= t.xref_to[rows] <= ends[np.maximum(target, 0)]
     valid &= target != owners
     votes = t.xref_votes[rows]
-    acc = np.zeros(len(starts))
+    n = len(starts)
+    acc = np.zeros(n)
     np.add.at(acc, owners[valid], votes[valid])
     np.add.at(acc, target[valid], votes[valid])
-    pairs = {(int(min(o, g)), int(max(o, g))) for o, g in zip(owners[valid], target[valid])}
-    cnt = np.zeros(len(starts))
-    for x, y in pairs:
-        cnt[x] += 1
-        cnt[y] += 1
+    o, g = owners[valid], target[valid]
+    pairs = np.unique(np.minimum(o, g) * n + np.maximum(o, g))  # each linked pair once, whichever way
     votes_out[:] = np.log1p(acc)
-    links_out[:] = cnt
+    links_out[:] = np.bincount(pairs // n, minlength=n) + np.bincount(pairs % n, minlength=n)

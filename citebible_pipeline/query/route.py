@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -28,6 +29,10 @@ class ThemeIndex:
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
     specificity_all: list[np.ndarray] | None = None  # the same over every theme, layers pooled (SearchOptions)
+
+    @cached_property
+    def pastoral_mask(self) -> np.ndarray:
+        return np.asarray(self.kinds) == "pastoral"
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: 
     sims = index.cue_vectors @ np.atleast_2d(query).T
     scores = np.maximum.reduceat(sims, index.cue_starts, axis=0)
     if pastoral:
-        scores = scores + TUNING.pastoral_bonus * (np.asarray(index.kinds) == "pastoral")[:, None]
+        scores = scores + TUNING.pastoral_bonus * index.pastoral_mask[:, None]
     if exclude:  # calibration and training leave a query's own topic (and its near duplicates) out
         scores[excluded(index.split_keys, exclude)] = -1.0
     return scores[:, 0] if single else scores
