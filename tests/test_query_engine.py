@@ -6,6 +6,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 from citebible_pipeline.db import connect
@@ -221,3 +222,40 @@ def test_document_expansion_meets_passages_through_their_labels_and_is_switchabl
     off = engine.rank(text, SearchOptions(labels=False))
     assert not any(h[1] == "labels" for c in off.candidates for h in c.hits)
     assert {c.key for c in off.candidates} != {c.key for c in ranked.candidates}
+
+
+def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):
+    """On the real themes: the passage the most pastoral needs list keeps less weight among the needs than pooled
+    with every topic name, and `specific_scope` switches the rule (the prior of a pastoral sentence changes)."""
+    from citebible_pipeline.query.route import span_keys
+
+    th = engine.data.themes
+    needs = [i for i, k in enumerate(th.kinds) if k == "pastoral"]
+    keys, counts = np.unique(np.concatenate([span_keys(*th.passages[i][:2]) for i in needs]), return_counts=True)
+    hub = keys[counts.argmax()]
+    assert counts.max() >= len(needs) // 3  # a hub among the needs exists on the real votes
+    i = next(i for i in needs if hub in span_keys(*th.passages[i][:2]))
+    j = int(np.flatnonzero(span_keys(*th.passages[i][:2]) == hub)[0])
+    assert th.specificity[i][j] < th.specificity_all[i][j]
+    text = "I am exhausted and empty and cannot go on"
+    layer, pooled = engine.rank(text), engine.rank(text, SearchOptions(specific_scope="all"))
+    assert {c.key: round(c.prior, 6) for c in layer.candidates} != {c.key: round(c.prior, 6) for c in pooled.candidates}
+
+
+def test_display_pins_verses_from_the_vectors_in_memory_with_the_same_answer(engine, monkeypatch):
+    """search() reads the verse vectors it pins by from the reranker's tables when ranking used the same snapshot;
+    the answer is the one the database's vectors give."""
+    from citebible_pipeline.query import engine as engine_module
+
+    real, seen = engine_module.present, []
+
+    def spy(*args, **kwargs):
+        seen.append(len(args) > 6 and args[6] is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "present", spy)
+    texts = ["I keep having panic attacks at work", "the prodigal son"]
+    in_memory = [engine.search(t).model_dump(exclude={"timings"}) for t in texts]
+    assert seen == [True, True]
+    monkeypatch.setattr(engine_module, "present", lambda *args, **kwargs: real(*args[:6], **kwargs))
+    assert [engine.search(t).model_dump(exclude={"timings"}) for t in texts] == in_memory

@@ -244,8 +244,12 @@ class Engine:
         started = time.perf_counter()
         opts = SearchOptions(**options)
         k = max(1, min(int(k), 50))
+        snap = self.serving
         ranked = self.rank(text, opts)
         data = ranked.data
+        # the pinned verse reads the verse vectors already in memory (the reranker's), when ranking saw this snapshot
+        tables = snap.tables.get(opts.translation) if data is snap.data else None
+        vectors = (tables.verse_ids, tables.verse_vectors) if tables is not None else None
         clock = time.perf_counter()
         with self.pool.connection() as conn:
             def lookup() -> list:
@@ -260,7 +264,7 @@ class Engine:
                     ranked.abstained, ranked.reason = True, f"{ranked.analysis.references[0]} is not in this index"
             else:
                 results = present(conn, data, ranked.candidates[:k], ranked.query_vector, ranked.terms,
-                                  opts.translation)
+                                  opts.translation, vectors)
                 direct = lookup() if ranked.analysis.references else []
                 results = (direct + [r for r in results if not overlaps(r, direct[0])])[:k] if direct else results
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)

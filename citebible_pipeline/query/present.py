@@ -29,14 +29,14 @@ def reference_candidate(reference: str, data: EngineData) -> Candidate:
 
 
 def present(conn, data: EngineData, cands: Sequence[Candidate], query_vector: np.ndarray | None, terms: set[str],
-            translation: str) -> list[Result]:
+            translation: str, vectors: tuple[np.ndarray, np.ndarray] | None = None) -> list[Result]:
     if not cands:
         return []
     ctx = TUNING.context_verses
     ids: set[int] = set()
     for c in cands:
         ids.update(range(max(c.start - ctx, chapter_base(c.start) + 1), c.end + ctx + 1))
-    rows = verse_rows(conn, data.space_id, sorted(ids), translation)
+    rows = verse_rows(conn, data.space_id, sorted(ids), translation, vectors)
     refs = cross_references(conn, [(c.start, c.end) for c in cands], per_span=3)
     related: dict[int, list[Related]] = {}
     for i, s, e, votes in refs:

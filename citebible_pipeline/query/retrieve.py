@@ -95,9 +95,16 @@ def cross_references(conn: psycopg.Connection, spans: Sequence[tuple[int, int]],
     ).fetchall()
 
 
-def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], translation: str = DEFAULT_TRANSLATION
-               ) -> dict[int, tuple[str, str, np.ndarray | None]]:
-    """id -> (ref, text, verse vector or None) for display."""
+def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], translation: str = DEFAULT_TRANSLATION,
+               vectors: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, tuple[str, str, np.ndarray | None]]:
+    """id -> (ref, text, verse vector or None) for display. `vectors`: (sorted ids, rows) already in memory (the
+    engine's pool tables of this space and translation): then only the texts are read, not 384 floats a verse."""
+    if vectors is not None:
+        vids, mat = vectors
+        rows = conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id = ANY(%s)",
+                            (translation, list(ids))).fetchall()
+        pos = np.searchsorted(vids, [r[0] for r in rows]) if rows else np.zeros(0, np.int64)
+        return {r[0]: (r[1], r[2], mat[p] if p < len(vids) and vids[p] == r[0] else None) for r, p in zip(rows, pos)}
     rows = conn.execute(
         "SELECT v.id, v.ref, v.text, e.embedding FROM verses v LEFT JOIN passage_embeddings e"
         " ON e.space_id = %s AND e.level = 'verse' AND e.id = v.id AND e.translation = v.translation"
