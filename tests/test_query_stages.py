@@ -379,3 +379,22 @@ def test_on_pastoral_intent_the_learned_order_is_blended_with_the_order_it_was_g
     assert [c.start - PS23 for c in blended] == [1, 5, 2, 4, 3]
     assert blended[0].score == 1.0 and all(0 < c.score <= 1 for c in blended)
     assert apply(None, query(True), pool(), None)[1] is False  # no reranker: the order it was given, not learned
+
+
+def test_merge_leaves_no_two_results_overlapping_even_across_a_chapter_break():
+    """A voted span across a chapter break (Matthew 6:25-7:29) and a range inside it (6:25-34): ranges merge only
+    within a chapter, so the final pass keeps the better one and gives it the other's provenance (the test CI hit:
+    both came back for "I'm terrified about my surgery tomorrow")."""
+    from citebible_pipeline.bible.canon import verses_in_chapter_of
+    from citebible_pipeline.query.merge import merge
+
+    inner, across, apart = Candidate(40006025, 40006034, "range", 0.9), Candidate(40006025, 40007029, "range", 0.5), \
+        Candidate(40010001, 40010001, "verse", 0.4)
+    inner.hits.append(("original", "dense", "verse", 1))
+    across.hits.append(("original", "prior", "verse", 3))
+    out = merge([inner, across, apart], verses_in_chapter_of)
+    spans = sorted((c.start, c.end) for c in out)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), spans
+    assert len(out) == 2 and (40010001, 40010001) in spans
+    kept = next(c for c in out if c.start <= 40006025 <= c.end)  # the range, or the chapter it collapsed into
+    assert ("original", "prior", "verse", 3) in kept.hits and ("original", "dense", "verse", 1) in kept.hits

@@ -242,12 +242,9 @@ class Engine:
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:
         """Raises QueryValidationError for text that cannot be searched; everything else is an answer."""
         started = time.perf_counter()
-        opts = SearchOptions(**options)
-        k = max(1, min(int(k), 50))
-        snap = self.serving
-        ranked = self.rank(text, opts)
-        data = ranked.data
-        # the pinned verse reads the verse vectors already in memory (the reranker's), when ranking saw this snapshot
+        opts, k = SearchOptions(**options), max(1, min(int(k), 50))
+        snap, ranked = self.serving, self.rank(text, opts)
+        data = ranked.data  # the pinned verse reads the reranker's verse vectors when ranking saw this snapshot
         tables = snap.tables.get(opts.translation) if data is snap.data else None
         vectors = (tables.verse_ids, tables.verse_vectors) if tables is not None else None
         clock = time.perf_counter()
@@ -270,5 +267,4 @@ class Engine:
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)
         ranked.timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return SearchResponse(query=text, abstained=ranked.abstained, reason=ranked.reason, notice=ranked.notice,
-                              analysis=ranked.analysis,
-                              rewrites=ranked.rewrites, timings=ranked.timings, results=results)
+                              analysis=ranked.analysis, rewrites=ranked.rewrites, timings=ranked.timings, results=results)

@@ -4,6 +4,7 @@ chapter, and no two results overlap."""
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -94,4 +95,21 @@ def merge(cands: Sequence[Candidate], verses_in: Callable[[int], int], ratio: fl
         total = verses_in(chapter_base(vid))
         return (chapter_base(vid) + 1, chapter_base(vid) + total) if total else None
 
-    return collapse(out, "chapter", chapter, ratio)
+    return disjoint(collapse(out, "chapter", chapter, ratio))
+
+
+def disjoint(cands: Sequence[Candidate]) -> list[Candidate]:
+    """No two results overlap: a candidate overlapping a better one (a voted span across a chapter break, which
+    the ranges within a chapter leave alone) gives it its provenance and goes."""
+    starts: list[int] = []
+    kept: list[Candidate] = []  # disjoint, by start: their ends rise too
+    out = []
+    for c in sorted(cands, key=lambda c: (-c.score, c.start)):
+        i = bisect.bisect_right(starts, c.end)
+        if i and kept[i - 1].end >= c.start:
+            _absorb(kept[i - 1], c)
+            continue
+        starts.insert(i, c.start)
+        kept.insert(i, c)
+        out.append(c)
+    return out
