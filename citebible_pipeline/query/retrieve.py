@@ -103,7 +103,7 @@ def verse_rows(conn: psycopg.Connection, space_id: int, ids: Sequence[int], tran
         vids, mat = vectors
         rows = conn.execute("SELECT id, ref, text FROM verses WHERE translation = %s AND id = ANY(%s)",
                             (translation, list(ids))).fetchall()
-        pos = np.searchsorted(vids, [r[0] for r in rows]) if rows else np.zeros(0, np.int64)
+        pos = np.searchsorted(vids, [r[0] for r in rows])
         return {r[0]: (r[1], r[2], mat[p] if p < len(vids) and vids[p] == r[0] else None) for r, p in zip(rows, pos)}
     rows = conn.execute(
         "SELECT v.id, v.ref, v.text, e.embedding FROM verses v LEFT JOIN passage_embeddings e"
