@@ -259,3 +259,17 @@ def test_display_pins_verses_from_the_vectors_in_memory_with_the_same_answer(eng
     assert seen == [True, True]
     monkeypatch.setattr(engine_module, "present", lambda *args, **kwargs: real(*args[:6], **kwargs))
     assert [engine.search(t).model_dump(exclude={"timings"}) for t in texts] == in_memory
+
+
+def test_a_query_ranks_the_same_with_retrieval_remembered(engine):
+    """The evaluation shares each query's retrieval among its variants (`memo`): every variant's order is the one
+    it gets searching afresh, and a variant that searches differently is not answered from another's memo."""
+    memo: dict = {}
+    texts = ["My dad died suddenly last week and I can't stop crying", "What did Jesus say about divorce?"]
+    variants = [SearchOptions(), SearchOptions(rerank=False), SearchOptions(hybrid=False, floor=False),
+                SearchOptions(chapters=False)]
+    for text in texts:
+        for o in variants:
+            fresh = [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o).candidates]
+            assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o, memo=memo).candidates] == fresh
+    assert len(memo) == len(texts) * 3  # full and no_rerank search alike; without full text or chapters they do not

@@ -398,3 +398,21 @@ def test_merge_leaves_no_two_results_overlapping_even_across_a_chapter_break():
     assert len(out) == 2 and (40010001, 40010001) in spans
     kept = next(c for c in out if c.start <= 40006025 <= c.end)  # the range, or the chapter it collapsed into
     assert ("original", "prior", "verse", 3) in kept.hits and ("original", "dense", "verse", 1) in kept.hits
+
+
+def test_retrieval_is_remembered_per_request_and_only_when_asked(monkeypatch):
+    from citebible_pipeline.query import retrieve as stage
+
+    calls = []
+    monkeypatch.setattr(stage, "retrieve", lambda conn, *args, **kw: calls.append(args) or [(0, "dense", "verse", 1, 1, 0.5)])
+    a, b = np.ones(4, np.float32), np.array([1, 1, 1, 0], np.float32)
+    def ask(memo, vec, text="x", translation="web"):
+        return stage.retrieve_once(memo, None, 1, 4, [stage.DenseQuery(0, "verse", vec)], 30, 60, text, translation=translation)
+
+    memo: dict = {}
+    first = ask(memo, a)
+    assert ask(memo, a) is first and len(calls) == 1  # the same request: answered from the memo
+    ask(memo, b), ask(memo, a, "y"), ask(memo, a, translation="bsb")
+    assert len(calls) == 4  # another vector, full-text query or translation: searched
+    ask(None, a), ask(None, a)
+    assert len(calls) == 6  # no memo: every call searches

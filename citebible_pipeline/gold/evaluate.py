@@ -58,6 +58,7 @@ def evaluate(
     for qs in query_sets:
         queries = eval_queries(ctx.conn, qs, limit)
         ctx.prepare([q.text for q in queries])
+        ctx.forget()  # retrieval answers are kept for one query set's variants only
         for name, fn in variants.items():
             started = time.perf_counter()
             rec, ndcg, mrr, hit, abst, answers = [], [], [], [], [], []

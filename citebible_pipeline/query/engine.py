@@ -30,7 +30,7 @@ from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewr
 from citebible_pipeline.query.present import overlaps, present, reference_candidate
 from citebible_pipeline.query.rerank import Reranker, RerankInputs
 from citebible_pipeline.query.rerank import apply as rerank_stage
-from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve, verse_rows
+from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
 from citebible_pipeline.query.route import clause_needs, clauses, prior_scores, route
 from citebible_pipeline.query.slots import fill
@@ -139,9 +139,9 @@ class Engine:
 
     # -- ranking -------------------------------------------------------------------------------------
     def rank(self, text: str, options: SearchOptions | None = None, *, exclude: frozenset[str] = frozenset(),
-             query_vector: np.ndarray | None = None, reranker: Reranker | None | str = "engine") -> Ranked:
+             query_vector: np.ndarray | None = None, reranker: Reranker | None | str = "engine", memo: dict | None = None) -> Ranked:
         """Every stage up to the final order; `exclude` leaves themes out by split key (calibration,
-        training); `reranker` overrides the engine's (training records the pool through it)."""
+        training); `reranker` overrides the engine's (training records the pool through it); `memo`: `retrieve_once`."""
         o = options or SearchOptions()
         self.check_translation(o.translation)
         snap = self.serving  # this search's snapshot, whatever swaps meanwhile
@@ -188,8 +188,8 @@ class Engine:
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
         with self.pool.connection() as conn:
-            rows = retrieve(conn, data.space_id, data.dims, dense, o.dense_k, o.ef_search,
-                            clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
+            rows = retrieve_once(memo, conn, data.space_id, data.dims, dense, o.dense_k, o.ef_search,
+                                 clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
             lap("retrieve")
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
             signals = lists.floor_signals(rows, routed, analysis)

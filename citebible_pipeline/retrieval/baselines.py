@@ -29,6 +29,7 @@ class RetrievalContext:
     embedder: Embedder
     k: int = 50
     ef_search: int = 200
+    memo: dict | None = field(default_factory=dict)  # retrieval answers shared by a query's variants; None: off
     _vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -44,6 +45,10 @@ class RetrievalContext:
         todo = [q for q in dict.fromkeys(queries) if q not in self._vectors]
         if todo:
             self._vectors.update(zip(todo, self.embedder.encode_queries(todo)))
+
+    def forget(self) -> None:
+        if self.memo is not None:
+            self.memo.clear()
 
     def vector(self, query: str) -> np.ndarray:
         self.prepare([query])

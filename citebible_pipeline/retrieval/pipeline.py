@@ -38,7 +38,7 @@ VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "no_labels", "no_
 
 def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
     def run(ctx: RetrievalContext, text: str) -> Retrieved:
-        ranked = engine.rank(text, options, query_vector=ctx.vector(text))
+        ranked = engine.rank(text, options, query_vector=ctx.vector(text), memo=ctx.memo)
         return Retrieved([Result(c.start, c.end) for c in ranked.candidates[: ctx.k]], ranked.abstained)
 
     return run
