@@ -11,7 +11,9 @@ from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
-from citebible_pipeline.query.route import Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated
+from citebible_pipeline.query.route import (
+    Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated, verse_df,
+)
 from citebible_pipeline.query.slots import fill, serves
 
 
@@ -416,3 +418,37 @@ def test_retrieval_is_remembered_per_request_and_only_when_asked(monkeypatch):
     assert len(calls) == 4  # another vector, full-text query or translation: searched
     ask(None, a), ask(None, a)
     assert len(calls) == 6  # no memo: every call searches
+
+
+def test_mmr_yields_a_near_repeat_to_the_best_passage_on_something_else():
+    from citebible_pipeline.query.diversify import mmr
+
+    # three passages on one side of the need (nearly the same vector), then two on others
+    cands = [Candidate(19023001 + i, 19023001 + i, "verse", s) for i, s in enumerate([1.0, 0.95, 0.9, 0.8, 0.7, 0.6])]
+    worry = np.array([1.0, 0.0, 0.0])
+    vecs = np.array([worry, [0.99, 0.14, 0], [0.98, 0.2, 0], [0, 1.0, 0], [0, 0, 1.0], [0.6, 0.8, 0]])
+    got = [c.start - 19023001 for c in mmr(cands, vecs, k=3, depth=6, lam=0.5)]
+    assert got[:3] == [0, 3, 4]  # the best stays first; the near repeats yield to the other sides
+    assert sorted(got) == list(range(6)) and got[3:] == [1, 2, 5]  # the unchosen keep their order
+    assert [c.start for c in mmr(cands, vecs, k=3, depth=6, lam=1.0)] == [c.start for c in cands]  # relevance alone
+    assert mmr(cands, vecs, k=3, depth=2, lam=0.5) == cands  # too few to choose among: unchanged
+
+
+def test_a_famous_verse_is_one_passage_however_its_spans_are_cut():
+    """Four needs list verse 18 of a psalm, each cut differently (18; 17-18; 17-20; the whole psalm): by exact span
+    each cut looks specific to one need; by verse every cut holding verse 18 is a hub of four, and a verse one need
+    alone lists keeps 1. The counts are the brute-force count over verses, on random spans too."""
+    cuts = [(18, 18), (17, 18), (17, 20), (1, 22)]
+    needs = [(np.array([a, 40 + t]), np.array([b, 40 + t]), np.array([1.0, 0.5])) for t, (a, b) in enumerate(cuts)]
+    by_span, by_verse = specificity(needs), specificity(needs, unit="verse")
+    assert all(s[0] == pytest.approx(1.0) for s in by_span)
+    assert all(s[0] == pytest.approx(np.log1p(4 / 4) / np.log1p(4)) and s[1] == pytest.approx(1.0) for s in by_verse)
+    rng = np.random.default_rng(7)
+    themes = []
+    for _ in range(6):
+        s = rng.integers(0, 40, rng.integers(0, 8))
+        themes.append((s, s + rng.integers(0, 6, len(s)), np.ones(len(s))))
+    for (s, e, _), got in zip(themes, verse_df(themes)):
+        want = [max(sum(bool(np.any((S <= v) & (v <= E))) for S, E, _ in themes) for v in range(a, b + 1))
+                for a, b in zip(s, e)]
+        assert got.tolist() == want

@@ -22,6 +22,7 @@ from citebible_pipeline.query import display as disp
 from citebible_pipeline.query import lists
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
+from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
@@ -99,8 +100,7 @@ class Engine:
             return fn(conn, *args)
 
     def refresh(self) -> bool:
-        """Swap to artefacts committed since the last check (True when it did); one that fails to load is
-        refused and the current snapshot keeps serving (`follower.error` says why)."""
+        """Swap to artefacts committed since the last check (True if so); a failed load keeps the old (`follower.error`)."""
         return self.follower.check()
 
     def pool_tables(self, conn=None, translation: str = DEFAULT_TRANSLATION, serving: Serving | None = None) -> PoolTables:
@@ -144,8 +144,7 @@ class Engine:
         training); `reranker` overrides the engine's (training records the pool through it); `memo`: `retrieve_once`."""
         o = options or SearchOptions()
         self.check_translation(o.translation)
-        snap = self.serving  # this search's snapshot, whatever swaps meanwhile
-        data = snap.data
+        data = (snap := self.serving).data  # this search's snapshot, whatever swaps meanwhile
         reranker = snap.reranker if reranker == "engine" else reranker
         t = {}
         clock = time.perf_counter()
@@ -156,8 +155,7 @@ class Engine:
             t[name] = round((now - clock) * 1000, 2)
             clock = now
 
-        clean = validate(text)
-        analysis = analyze(clean)
+        analysis = analyze(clean := validate(text))
         lap("analyze")
         if analysis.query_type == "reference":
             return Ranked(analysis, None, [], [], abstained=analysis.reference_error is not None,
@@ -221,6 +219,8 @@ class Engine:
             cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
         cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)
+        if o.diversify and analysis.pastoral:
+            cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
         if o.slots and len(need_rows) > 1:
             needs = clause_needs(themes, np.vstack([q, need_rows]), analysis.pastoral, exclude)

@@ -169,21 +169,10 @@ def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], s
     lo = np.searchsorted(t.verse_ids, starts)
     hi = np.searchsorted(t.verse_ids, ends, side="right")
     best = np.zeros((len(cands), Q.shape[0]), np.float32)
-    vecs = np.zeros((len(cands), Q.shape[1]), np.float32)
     has = hi > lo  # a candidate with no verse vectors keeps zeros
-    for i, c in enumerate(cands):
-        if not has[i]:
-            continue
-        block = t.verse_vectors[lo[i]:hi[i]]
-        best[i] = (block @ Q.T).max(axis=0)
-        row = t.chapter_rows.get(chapter_base(c.start)) if c.level == "chapter" else None
-        if row is not None:
-            vecs[i] = t.chapter_vectors[row]
-        else:
-            m = block.sum(axis=0)  # the mean's direction; only the unit vector is used
-            norm = math.sqrt(float(m @ m))
-            vecs[i] = m / norm if norm > 0 else m
-    cos = vecs @ Q.T
+    for i in np.flatnonzero(has):
+        best[i] = (t.verse_vectors[lo[i]:hi[i]] @ Q.T).max(axis=0)
+    cos = candidate_vectors(t, cands, lo, hi) @ Q.T
     X[has, col["cos_q_best_verse"]] = best[has, 0]
     X[has, col["cos_q"]] = cos[has, 0]
     if Q.shape[0] > 1:
@@ -192,6 +181,27 @@ def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], s
     if has.any():
         rows, first = _segments(lo[has], hi[has])
         X[has, col["xref_popularity"]] = np.maximum.reduceat(t.popularity[rows], first)
+
+
+def candidate_vectors(t: PoolTables, cands: Sequence[Candidate], lo: np.ndarray | None = None,
+                      hi: np.ndarray | None = None) -> np.ndarray:
+    """(len(cands), d) unit vectors: a chapter's own, else the unit mean of its verses' (a zero row: no verse
+    vectors). `lo`, `hi`: each candidate's rows of the verse table, when the caller has them."""
+    if lo is None or hi is None:
+        lo = np.searchsorted(t.verse_ids, [c.start for c in cands])
+        hi = np.searchsorted(t.verse_ids, [c.end for c in cands], side="right")
+    vecs = np.zeros((len(cands), t.verse_vectors.shape[1]), np.float32)
+    for i, c in enumerate(cands):
+        if hi[i] <= lo[i]:
+            continue
+        row = t.chapter_rows.get(chapter_base(c.start)) if c.level == "chapter" else None
+        if row is not None:
+            vecs[i] = t.chapter_vectors[row]
+        else:
+            m = t.verse_vectors[lo[i]:hi[i]].sum(axis=0)  # the mean's direction; only the unit vector is used
+            norm = math.sqrt(float(m @ m))
+            vecs[i] = m / norm if norm > 0 else m
+    return vecs
 
 
 def _pool_links(t: PoolTables, starts: np.ndarray, ends: np.ndarray, votes_out: np.ndarray, links_out: np.ndarray) -> None:

@@ -35,12 +35,16 @@ class SearchOptions(BaseModel, frozen=True):
     prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
     specific: bool = Field(True, description="weigh each voted passage by how specific it is to the routed themes "
                            "(inverse theme frequency), so a passage voted under everything stops answering everything")
-    specific_scope: Literal["layer", "all"] = Field(
-        "layer", description="count a passage's themes within its theme's own layer (pastoral needs among the needs, "
-        "topic names among the topics: a passage under most needs is specific to none), or over all themes pooled")
+    specific_scope: Literal["verse", "layer", "all"] = Field(
+        "verse", description="count a passage's themes within its theme's own layer (pastoral needs among the needs, "
+        "topic names among the topics: a passage under most needs is specific to none) by its most listed verse "
+        "('verse': Psalm 34:17-20 and 34:18 are one passage) or by its exact span ('layer'), or by exact span over "
+        "all themes pooled ('all')")
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")
+    diversify: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by maximal marginal "
+                            "relevance (each next passage the most relevant less most like one already chosen)")
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
     dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
     rerank: bool = Field(True, description="run the engine's reranker (the learned model by default; CITEBIBLE_RERANKER)")

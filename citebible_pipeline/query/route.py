@@ -28,7 +28,8 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
-    specificity_all: list[np.ndarray] | None = None  # the same over every theme, layers pooled (SearchOptions)
+    specificity_span: list[np.ndarray] | None = None  # the same by exact span, not by verse (SearchOptions)
+    specificity_all: list[np.ndarray] | None = None  # by exact span over every theme, layers pooled (SearchOptions)
 
     @cached_property
     def pastoral_mask(self) -> np.ndarray:
@@ -117,38 +118,82 @@ def clause_needs(index: ThemeIndex, vectors: np.ndarray, pastoral: bool, exclude
 
 
 def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power,
-                layers: Sequence[str] | None = None) -> list[np.ndarray]:
+                layers: Sequence[str] | None = None, unit: str = "span") -> list[np.ndarray]:
     """Per theme and passage: how specific the passage is to this theme rather than to everything, as a smoothed
     inverse theme frequency log(1 + N/df) / log(1 + N) (N themes, df = themes listing the passage), to `power`.
     A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
     passages still win where they are specific: the factor scales their vote share, it does not replace it.
     `layers` (a kind per theme): N and df count only the themes of the theme's own layer, so a passage under 15
-    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it."""
+    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it.
+    `unit` "verse": df is the most themes listing any one of the passage's verses (`verse_df`), so Psalm 34:17-20,
+    34:18 and 34:17-18 are one famous passage, as the concentration measure counts them; "span": the themes listing
+    exactly this (start, end)."""
     if layers is not None:
         out: list[np.ndarray] = [np.ones(0)] * len(passages)
         for layer in dict.fromkeys(layers):
             rows = [i for i, k in enumerate(layers) if k == layer]
-            for i, spec in zip(rows, specificity([passages[i] for i in rows], power)):
+            for i, spec in zip(rows, specificity([passages[i] for i in rows], power, unit=unit)):
                 out[i] = spec
         return out
     n = len(passages)
     if n == 0:
         return []
+    if unit == "verse":
+        return [(np.log1p(n / df) / np.log1p(n)) ** power for df in verse_df(passages)]
     keys = [span_keys(s, e) for s, e, _ in passages]
     uniq, df = np.unique(np.concatenate(keys), return_counts=True)
     idf = (np.log1p(n / df) / np.log1p(n)) ** power
     return [idf[np.searchsorted(uniq, k)] for k in keys]
 
 
-def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "layer"
+def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """Per theme and passage: the most themes that list some passage covering one verse of it. Each theme's spans
+    are merged into disjoint runs, the runs' coverage counted along the verse ids (a sweep), and each passage reads
+    the maximum over its ids from a sparse table: array work, no loop over verses."""
+    if not passages:
+        return []
+    runs = [_runs(s, e) for s, e, _ in passages]
+    lo = np.concatenate([r[0] for r in runs] + [np.zeros(0, np.int64)])
+    hi = np.concatenate([r[1] for r in runs] + [np.zeros(0, np.int64)]) + 1
+    cuts, inverse = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    cover = np.cumsum(np.bincount(inverse, weights=np.r_[np.ones(len(lo)), -np.ones(len(hi))], minlength=len(cuts)))
+    table = [cover.astype(np.int64)]  # table[j][i]: the max over cover[i : i + 2**j]
+    while 2 ** len(table) <= len(cover):
+        prev, w = table[-1], 2 ** (len(table) - 1)
+        table.append(np.maximum(prev[:-w], prev[w:]))
+    starts = np.concatenate([s for s, _, _ in passages] + [np.zeros(0, np.int64)])
+    ends = np.concatenate([e for _, e, _ in passages] + [np.zeros(0, np.int64)])
+    i = np.searchsorted(cuts, starts, "right") - 1  # the coverage segment holding each passage's first id
+    j = np.searchsorted(cuts, ends, "right") - 1
+    level = np.floor(np.log2(j - i + 1)).astype(np.int64)
+    df = np.empty(len(starts), np.int64)
+    for lv in np.unique(level):
+        m = level == lv
+        df[m] = np.maximum(table[lv][i[m]], table[lv][j[m] - 2 ** lv + 1])
+    return np.split(df, np.cumsum([len(s) for s, _, _ in passages])[:-1])
+
+
+def _runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One theme's spans merged into disjoint runs (start, end), so a theme counts once per verse."""
+    if len(starts) == 0:
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    s, reach = starts[order], np.maximum.accumulate(ends[order])
+    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
+    return s[first], np.maximum.reduceat(reach, first)
+
+
+def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "verse"
                  ) -> dict[tuple[int, int], float]:
     """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
-    specificity to that theme when `specific` and the index has it: among its layer's themes, or `scope` "all")."""
+    specificity to that theme when `specific` and the index has it: among its layer's themes by verse, `scope`
+    "layer" by exact span, "all" by exact span over every theme)."""
     if not routed:
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    spec = (index.specificity if scope == "layer" else index.specificity_all) if specific else None
+    spec = {"verse": index.specificity, "layer": index.specificity_span, "all": index.specificity_all}[scope] \
+        if specific else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)
