@@ -237,7 +237,7 @@ def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):
     i = next(i for i in needs if hub in span_keys(*th.passages[i][:2]))
     j = int(np.flatnonzero(span_keys(*th.passages[i][:2]) == hub)[0])
     assert th.specificity[i][j] < th.specificity_all[i][j]
-    assert all((v <= s + 1e-12).all() for v, s in zip(th.specificity, th.specificity_span))  # by verse: never more specific
+    assert all((v <= s + 1e-12).all() for v, s in zip(th.specificity_verse, th.specificity))  # by verse: never more specific
     text = "I am exhausted and empty and cannot go on"
     layer, pooled = engine.rank(text), engine.rank(text, SearchOptions(specific_scope="all"))
     assert {c.key: round(c.prior, 6) for c in layer.candidates} != {c.key: round(c.prior, 6) for c in pooled.candidates}

@@ -35,11 +35,11 @@ class SearchOptions(BaseModel, frozen=True):
     prior: bool = Field(True, description="the human-vote prior (voted passages of routed themes) as retriever and score")
     specific: bool = Field(True, description="weigh each voted passage by how specific it is to the routed themes "
                            "(inverse theme frequency), so a passage voted under everything stops answering everything")
-    specific_scope: Literal["verse", "layer", "all"] = Field(
-        "verse", description="count a passage's themes within its theme's own layer (pastoral needs among the needs, "
-        "topic names among the topics: a passage under most needs is specific to none) by its most listed verse "
-        "('verse': Psalm 34:17-20 and 34:18 are one passage) or by its exact span ('layer'), or by exact span over "
-        "all themes pooled ('all')")
+    specific_scope: Literal["layer", "verse", "all"] = Field(
+        "layer", description="count a passage's themes within its theme's own layer (pastoral needs among the needs, "
+        "topic names among the topics: a passage under most needs is specific to none) by its exact span ('layer'), "
+        "or by its most listed verse ('verse': Psalm 34:17-20 and 34:18 one passage; measured, README), or by exact "
+        "span over all themes pooled ('all')")
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")

@@ -28,7 +28,7 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
-    specificity_span: list[np.ndarray] | None = None  # the same by exact span, not by verse (SearchOptions)
+    specificity_verse: list[np.ndarray] | None = None  # the same by verse, not by exact span (SearchOptions)
     specificity_all: list[np.ndarray] | None = None  # by exact span over every theme, layers pooled (SearchOptions)
 
     @cached_property
@@ -183,16 +183,16 @@ def _runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return s[first], np.maximum.reduceat(reach, first)
 
 
-def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "verse"
+def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "layer"
                  ) -> dict[tuple[int, int], float]:
     """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
-    specificity to that theme when `specific` and the index has it: among its layer's themes by verse, `scope`
-    "layer" by exact span, "all" by exact span over every theme)."""
+    specificity to that theme when `specific` and the index has it: among its layer's themes by exact span, `scope`
+    "verse" by verse, "all" by exact span over every theme)."""
     if not routed:
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    spec = {"verse": index.specificity, "layer": index.specificity_span, "all": index.specificity_all}[scope] \
+    spec = {"layer": index.specificity, "verse": index.specificity_verse, "all": index.specificity_all}[scope] \
         if specific else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])

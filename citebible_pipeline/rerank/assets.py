@@ -103,7 +103,7 @@ def _quality_meta(rows: dict) -> MetadataValue:
     deps=[gold_set, default_translation(passage_embeddings), query_themes],
     group_name="rerank",
     kinds={"postgres", "lightgbm"},
-    code_version="6",
+    code_version="7",
     description="LightGBM lambdarank over the query module's pool features, trained on training-side topic names "
     "and pastoral cues (and Nave's entries with nave_queries; each with its own theme left out of routing), graded by "
     "OpenBible votes with the hubs' grades debiased (debias_cap) and by Nave's listings; stored in "
