@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_query.py
 	$(BIN)/python -m benchmarks.bench_api
 	$(BIN)/python -m benchmarks.bench_rerank
+	$(BIN)/python -m benchmarks.bench_eval
 
 clean:
 	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules
