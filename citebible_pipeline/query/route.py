@@ -28,12 +28,17 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
-    specificity_verse: list[np.ndarray] | None = None  # the same by verse, not by exact span (SearchOptions)
     specificity_all: list[np.ndarray] | None = None  # by exact span over every theme, layers pooled (SearchOptions)
 
     @cached_property
     def pastoral_mask(self) -> np.ndarray:
         return np.asarray(self.kinds) == "pastoral"
+
+    @cached_property
+    def specificity_verse(self) -> list[np.ndarray]:
+        """`specificity` by verse, not by exact span (SearchOptions.specific_scope 'verse', off by default): made on
+        first use, so engine start-up does not pay for a switch nobody set."""
+        return specificity(self.passages, layers=self.kinds, unit="verse")
 
 
 @dataclass(frozen=True)
@@ -192,8 +197,9 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True,
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    spec = {"layer": index.specificity, "verse": index.specificity_verse, "all": index.specificity_all}[scope] \
-        if specific else None
+    # read only the scope asked for: `specificity_verse` is made on first use
+    spec = None if not specific else index.specificity_verse if scope == "verse" else \
+        index.specificity_all if scope == "all" else index.specificity
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)

@@ -116,8 +116,7 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
         split_keys=[m[5] for m in meta], cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
-        passages=arrays, specificity=specificity(arrays, layers=kinds),
-        specificity_verse=specificity(arrays, layers=kinds, unit="verse"), specificity_all=specificity(arrays),
+        passages=arrays, specificity=specificity(arrays, layers=kinds), specificity_all=specificity(arrays),
     )
 
 
