@@ -186,8 +186,8 @@ def test_gated_load_keeps_previous_rows(db_url, tmp_path, monkeypatch):
 
 def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
-    from citebible_pipeline.themes.vocabulary import (NAVE_WEIGHT, PastoralTheme, build_vocabulary, nave_entries,
-                                                      nave_subjects)
+    from citebible_pipeline.themes.vocabulary import (NAVE_WEIGHT, PASTORAL_NAVE_WEIGHT, PastoralTheme,
+                                                      build_vocabulary, nave_entries, nave_subjects)
 
     def nave(eid, subject, path, s):
         return TrainingNavePassage(eid, readable(subject, path), subject, path, s, s)
@@ -216,6 +216,8 @@ def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     lament_passages = by_key["pastoral:lament"].passages
     assert (11, 11) not in lament_passages and lament_passages[(10, 10)] == 0.5 and lament_passages[(12, 12)] == 1.0
     assert set(lament_passages) - {(10, 10), (12, 12), (13, 13)} == {(20, 20), (50, 50), (51, 51), (52, 52)}
+    # an entry the theme names is the need itself: a top-voted passage's weight, not a name-joined subject's half
+    assert PASTORAL_NAVE_WEIGHT > NAVE_WEIGHT and lament_passages[(20, 20)] == PASTORAL_NAVE_WEIGHT
     assert report["missing_naves"] == {"lament": ["despondency"]}
     assert report["nave_subjects_joined"] == 1 and report["nave_subject_themes"] == 1
 

@@ -28,7 +28,7 @@ from citebible_pipeline.partitions import default_translation
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="4",
+    code_version="5",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "

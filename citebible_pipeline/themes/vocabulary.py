@@ -27,6 +27,10 @@ MIN_TOPIC_PASSAGES = 3  # a topic with fewer voted passages is noise as a prior
 # Rule stated before measuring: a Nave's listing has no votes to grade it, so it counts as half of a topic's
 # best-voted passage (combined with the votes by noisy-or, like a pastoral theme's topics).
 NAVE_WEIGHT = 0.5
+# Rule stated before measuring (issue 22, the one value tried): an entry a pastoral theme names itself (`naves:` in
+# pastoral.yaml) is the need as the theme states it, chosen among the index's own labels, so it counts as a topic's
+# best-voted passage; a subject joined to a topic by its name keeps NAVE_WEIGHT (its word may be another sense).
+PASTORAL_NAVE_WEIGHT = 1.0
 
 
 class PastoralTheme(BaseModel, frozen=True):
@@ -116,13 +120,14 @@ def nave_subjects(rows: Iterable[TrainingNavePassage], names: frozenset[str]) ->
 
 def nave_entries(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> dict[str, dict[tuple[int, int], float]]:
     """The names a pastoral theme may give its Nave's entries: a need subject (all its need entries) and each
-    first-level entry's readable text ("afflictions and adversities: prayer in", with everything below it)."""
+    first-level entry's readable text ("afflictions and adversities: prayer in", with everything below it), each
+    passage at PASTORAL_NAVE_WEIGHT."""
     out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
     for r in rows:
         if is_need(r.subject, r.path, names):
-            out[readable(r.subject, ())][(r.start_id, r.end_id)] = NAVE_WEIGHT
+            out[readable(r.subject, ())][(r.start_id, r.end_id)] = PASTORAL_NAVE_WEIGHT
             if r.path:
-                out[readable(r.subject, r.path[:1])][(r.start_id, r.end_id)] = NAVE_WEIGHT
+                out[readable(r.subject, r.path[:1])][(r.start_id, r.end_id)] = PASTORAL_NAVE_WEIGHT
     return dict(out)
 
 
