@@ -188,6 +188,9 @@ def _runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return s[first], np.maximum.reduceat(reach, first)
 
 
+SCOPE_FIELDS = {"layer": "specificity", "verse": "specificity_verse", "all": "specificity_all"}  # ThemeIndex field per scope
+
+
 def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "layer"
                  ) -> dict[tuple[int, int], float]:
     """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
@@ -197,9 +200,8 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True,
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    # read only the scope asked for: `specificity_verse` is made on first use
-    spec = None if not specific else index.specificity_verse if scope == "verse" else \
-        index.specificity_all if scope == "all" else index.specificity
+    # read only the scope asked for (`specificity_verse` is made on first use); an unknown scope is a KeyError
+    spec = getattr(index, SCOPE_FIELDS[scope]) if specific else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)
