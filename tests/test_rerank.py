@@ -182,6 +182,19 @@ def test_debiased_labels_demote_a_hub_and_keep_a_rare_passage():
     assert [int(x) for x in pools[0].labels] == [3, 3, 0]  # the recorded pools are not changed
 
 
+def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
+    from citebible_pipeline.query.fuse import Candidate
+    from citebible_pipeline.rerank.pools import Pool
+    from citebible_pipeline.rerank.train import chapter_labels
+
+    cands = [Candidate(40006033, 40006033, "verse", 1.0), Candidate(40006001, 40006034, "chapter", 0.9),
+             Candidate(40006025, 40006034, "range", 0.8), Candidate(59005001, 59005020, "chapter", 0.7)]
+    pools = [Pool(DevQuery("q", "q", "topic", ()), None, cands, np.zeros((4, 1)), np.array([3, 3, 2, 1], np.int32))]
+    assert [int(x) for x in chapter_labels(pools, 1)[0].labels] == [3, 2, 2, 0]  # a chapter one grade down, never below 0
+    assert [int(x) for x in chapter_labels(pools, 0)[0].labels] == [3, 3, 2, 1]  # off: as covered
+    assert [int(x) for x in pools[0].labels] == [3, 3, 2, 1]  # the recorded pools are not changed
+
+
 def test_nave_training_queries_follow_the_evaluation_rule_and_read_no_held_out_key_of_either_source(full_db, engine):
     from citebible_pipeline.gold.access import training_nave_passages
     from citebible_pipeline.gold.nave_set import web_name_words
