@@ -193,6 +193,11 @@ def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
     assert [int(x) for x in chapter_labels(pools, 1)[0].labels] == [3, 2, 2, 0]  # a chapter one grade down, never below 0
     assert [int(x) for x in chapter_labels(pools, 0)[0].labels] == [3, 3, 2, 1]  # off: as covered
     assert [int(x) for x in pools[0].labels] == [3, 3, 2, 1]  # the recorded pools are not changed
+    # by share: Matthew 6:25-34 voted (grade 3) covers 10 of the chapter's 34 verses -> ceil(3 * 10 / 34) = 1; a vote
+    # for the whole of James 5 keeps its grade
+    voted = (Passage(40006025, 40006034, 3), Passage(59005001, 59005020, 1))
+    shared = [Pool(DevQuery("q", "q", "topic", voted), None, cands, np.zeros((4, 1)), np.array([3, 3, 2, 1], np.int32))]
+    assert [int(x) for x in chapter_labels(shared, 0, by_share=True)[0].labels] == [3, 1, 2, 1]
 
 
 def test_nave_training_queries_follow_the_evaluation_rule_and_read_no_held_out_key_of_either_source(full_db, engine):

@@ -44,6 +44,9 @@ class RerankConfig(Config):
     # A whole chapter's label is this many grades below the best passage it covers (rerank.train.chapter_labels; the
     # rule, one grade, fixed before measuring). 0: a chapter earns what it covers, as the evaluation credits it.
     chapter_grade_drop: int = 0
+    # Or a chapter's grade scaled by the share of its verses the query's votes cover, rounded up (the same function;
+    # the rule fixed before measuring). False: as covered.
+    chapter_label_share: bool = False
 
 
 class CrossEncoderConfig(Config):
@@ -122,13 +125,14 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     started = time.perf_counter()
     engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries)
     debiased = debias_labels(train + valid, config.debias_cap)  # propensity counted over every training-side pool
-    debiased = chapter_labels(debiased, config.chapter_grade_drop)
+    debiased = chapter_labels(debiased, config.chapter_grade_drop, config.chapter_label_share)
     train, valid = debiased[: len(train)], debiased[len(train):]
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (config.pastoral_weight - 1)
     text, info = train_features(weighted, valid, config.seed)
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
-                "chapter_grade_drop": config.chapter_grade_drop, "nave_queries": config.nave_queries, "features": list(FEATURES)}
+                "chapter_grade_drop": config.chapter_grade_drop,
+                "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}
     with postgres.connect() as conn:

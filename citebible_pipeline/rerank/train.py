@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import random
 import statistics
 from collections.abc import Sequence
@@ -61,19 +62,25 @@ def debias_labels(pools: Sequence[Pool], cap: int) -> list[Pool]:
     return out
 
 
-def chapter_labels(pools: Sequence[Pool], drop: int) -> list[Pool]:
+def chapter_labels(pools: Sequence[Pool], drop: int, by_share: bool = False) -> list[Pool]:
     """A whole chapter covers every voted verse in it, so graded by the best passage it covers it is a safe bet for
     any query that votes one of its verses, and the model learns to put long, famous chapters (Matthew 6, James 5)
-    on top of sentences they hardly answer. Here a chapter is labelled `drop` grades below the best passage it
-    covers (never below 0); verses and ranges keep their grade. drop <= 0: as covered."""
-    if drop <= 0:
+    on top of sentences they hardly answer. `drop`: a chapter is labelled that many grades below the best passage it
+    covers (never below 0). `by_share`: its grade is scaled by the share of its verses the query's voted passages
+    cover, rounded up (a chapter that holds any voted verse keeps at least 1; a need that lists the whole chapter
+    keeps its grade). Verses and ranges keep their grade; both off: as covered."""
+    if drop <= 0 and not by_share:
         return list(pools)
     out = []
     for p in pools:
         lab = p.labels.copy()
         for i, c in enumerate(p.cands):
-            if c.level == "chapter":
-                lab[i] = max(0, int(lab[i]) - drop)
+            if c.level != "chapter" or lab[i] <= 0:
+                continue
+            if by_share:
+                voted = {v for g in p.query.passages for v in range(max(g.start, c.start), min(g.end, c.end) + 1)}
+                lab[i] = math.ceil(int(lab[i]) * len(voted) / (c.end - c.start + 1))
+            lab[i] = max(0, int(lab[i]) - max(0, drop))
         out.append(Pool(p.query, p.rq, p.cands, p.X, lab))
     return out
 
