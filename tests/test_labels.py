@@ -1,10 +1,15 @@
 """Document expansion (issue 22): the label index on toy tables (pure, no database), and the build rule."""
 
+import numpy as np
+import pytest
+
 from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.naves.queries import readable
 from citebible_pipeline.query.fuse import RankedList, admit, fuse
-from citebible_pipeline.query.labels import EMPTY, build_index, label_scores, search
+from citebible_pipeline.query.features import COL, RerankQuery, compute
+from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.labels import EMPTY, build_index, label_scores, nearest, search
 from citebible_pipeline.themes.labels import build_labels
 
 HUB, LAMENT, BURIAL = 43003016, 19088001, 40027059
@@ -65,3 +70,51 @@ def test_labels_are_training_side_only_and_carry_the_key_training_leaves_out():
     lab = by["afflictions and adversities: prayer in"]
     assert lab.source == "naves" and lab.split_key == split_key("afflictions and adversities")
     assert set(lab.passages.values()) == {0.5} and len(lab.passages) == 2
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_the_nearest_labels_by_meaning_come_nearest_first_and_training_leaves_its_own_out():
+    """Label vectors (issue 22, item 5): a sentence meets the passages of the labels nearest it in meaning, whatever
+    their words; each span carries its label's cosine and block, nearest first; `exclude` drops a label by its key."""
+    labels = {"lament": {LAMENT: 1.0, LAMENT + 1: 1.0}, "burial": {BURIAL: 1.0}, "love of god": {HUB: 1.0}}
+    vectors = np.stack([_unit(1, 0.2, 0), _unit(0, 1, 0), _unit(0.3, 0, 1)])
+    idx = build_index(_rows(labels), vectors=vectors)
+    s, e, sims, block, _ = nearest(idx, _unit(1, 0, 0.1), top=2)
+    assert s.tolist() == [LAMENT, LAMENT + 1, HUB] and block.tolist() == [0, 0, 1]
+    assert sims[0] == sims[1] > sims[2]
+    s, *_ = nearest(idx, _unit(1, 0, 0.1), top=2, exclude=frozenset({split_key("lament")}))
+    assert s.tolist() == [HUB, BURIAL]
+    assert nearest(build_index(_rows(labels)), _unit(1, 0, 0)) is None  # no vectors built: no label features
+    with pytest.raises(ValueError, match="3 labels but 2 label vectors"):
+        build_index(_rows(labels), vectors=vectors[:2])
+
+
+def test_label_features_read_the_nearest_labels_and_discount_a_hub_by_its_fame():
+    """The reranker's label features: the nearest covering label's cosine, the mean of the nearest three, how many,
+    and that count over every label listing the passage's most listed verse. The hub meets as many near labels as
+    the lament but is listed under forty more, so its share is lower; a passage no near label lists gets zeros."""
+    labels = {"lament": {LAMENT: 1.0, HUB: 1.0}, "honest complaint": {LAMENT: 1.0, HUB: 1.0}}
+    labels.update({f"topic number {i}": {HUB: 1.0} for i in range(40)})
+    vectors = np.stack([_unit(1, 0.1, 0), _unit(1, 0.3, 0)] + [_unit(0, 0.2, 1)] * 40)
+    idx = build_index(_rows(labels), vectors=vectors)
+    q = _unit(1, 0, 0)
+    cands = [Candidate(LAMENT, LAMENT + 5, "range"), Candidate(HUB, HUB, "verse"), Candidate(BURIAL, BURIAL, "verse")]
+    X = compute(_tables(), RerankQuery("why", q, np.zeros((0, 3), np.float32), label_spans=nearest(idx, q, top=2)), cands)
+    cos = [float(v @ q) for v in vectors[:2]]
+    assert X[0, COL["label_cos_max"]] == pytest.approx(cos[0]) == X[1, COL["label_cos_max"]]
+    assert X[0, COL["label_cos_top3"]] == pytest.approx(np.mean(cos))
+    assert X[0, COL["label_count"]] == X[1, COL["label_count"]] == pytest.approx(np.log1p(2))
+    assert X[0, COL["label_share"]] == pytest.approx(1.0) and X[1, COL["label_share"]] == pytest.approx(2 / 42)
+    assert not X[2, [COL[f] for f in ("label_cos_max", "label_cos_top3", "label_count", "label_share")]].any()
+
+
+def _tables():
+    from citebible_pipeline.query.features import PoolTables
+
+    empty = np.zeros(0, np.int64)
+    return PoolTables(empty, np.zeros((0, 3), np.float32), {}, np.zeros((0, 3), np.float32), empty, empty,
+                      np.zeros(0), np.zeros(0), {})

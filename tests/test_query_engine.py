@@ -103,7 +103,8 @@ def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_d
 
 def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine):
     """The rewrite earns its place: need phrases from a (stub) gateway route to themes whose human-judged passages
-    join the prior and the need slots, so the answer moves toward them."""
+    join the prior and the need slots, so the answer moves toward them (counted in the first ten: the top 5 alone may
+    already be all of the need's passages without the gateway)."""
     from citebible_pipeline.query.route import theme_scores
     from citebible_pipeline.query.slots import serves
 
@@ -114,7 +115,7 @@ def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine
     needs = [themes.passages[t][:2] for t in named]
 
     def served(results) -> int:
-        return sum(any(serves(c, n) for n in needs) for c in results[:5])
+        return sum(any(serves(c, n) for n in needs) for c in results[:10])
 
     without = engine.rank(FLAGSHIP).candidates
     with ScriptedServer() as srv:
@@ -222,6 +223,31 @@ def test_document_expansion_meets_passages_through_their_labels_and_is_switchabl
     off = engine.rank(text, SearchOptions(labels=False))
     assert not any(h[1] == "labels" for c in off.candidates for h in c.hits)
     assert {c.key for c in off.candidates} != {c.key for c in ranked.candidates}
+
+
+def test_label_vectors_reach_the_rerankers_features_and_training_leaves_its_own_out(engine):
+    """Every label has a vector in the active space (query_themes wrote them beside the labels); the sentence's
+    nearest labels by meaning give the pool's candidates their label features, and `exclude` drops the labels of the
+    query's own key from them, as routing and the word list drop them."""
+    from citebible_pipeline.gold.split import split_key
+    from citebible_pipeline.query.features import COL, compute
+    from citebible_pipeline.query.labels import nearest
+    from citebible_pipeline.rerank.pools import Recorder
+
+    labels = engine.data.labels
+    assert labels.vectors is not None and labels.vectors.shape == (len(labels), engine.dims)
+    q = engine.encode(["grief"])[0]
+    row = labels.texts.index("grief")
+    s, _e, sims, block, _cov = nearest(labels, q)
+    assert len(set(block.tolist())) == 300 and sims[0] == pytest.approx(1.0, abs=1e-3) and sims[0] >= sims[-1]
+    assert s[:len(labels.passages[row][0])].tolist() == labels.passages[row][0].tolist()  # its own label comes first
+    _s, _e, left, *_ = nearest(labels, q, exclude=frozenset({split_key("grief")}))
+    assert left[0] < sims[0] - 0.01  # ... and training leaves it out
+    recorder = Recorder(engine)
+    engine.rank("My mother is dying and I'm angry at God", reranker=recorder)
+    rq, cands, X = recorder.seen
+    assert rq.label_spans is not None and (X[:, COL["label_cos_max"]] > 0.3).sum() > 5
+    assert np.allclose(X, compute(recorder.tables, rq, cands))
 
 
 def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):

@@ -12,7 +12,7 @@ from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
 from citebible_pipeline.query.route import (
-    Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated, verse_df,
+    Routed, ThemeIndex, clause_needs, coverage_table, prior_scores, route, span_max, specificity, stated, verse_df,
 )
 from citebible_pipeline.query.slots import fill, serves
 
@@ -452,3 +452,20 @@ def test_a_famous_verse_is_one_passage_however_its_spans_are_cut():
         want = [max(sum(bool(np.any((S <= v) & (v <= E))) for S, E, _ in themes) for v in range(a, b + 1))
                 for a, b in zip(s, e)]
         assert got.tolist() == want
+
+
+def test_the_most_listed_verse_of_any_span_is_the_brute_force_count():
+    """route.span_max over coverage_table: for spans that need not be any list's own (a candidate, a chapter), reaching
+    before, across and past every listed verse, the most lists covering one of its verses."""
+    rng = np.random.default_rng(11)
+    lists = []
+    for _ in range(7):
+        s = rng.integers(10, 60, rng.integers(0, 9))
+        lists.append((s, s + rng.integers(0, 5, len(s)), np.ones(len(s))))
+    starts = rng.integers(0, 80, 200)
+    ends = starts + rng.integers(0, 15, 200)
+    got = span_max(coverage_table(lists), starts, ends)
+    want = [max(sum(bool(np.any((S <= v) & (v <= E))) for S, E, _ in lists) for v in range(a, b + 1))
+            for a, b in zip(starts, ends)]
+    assert got.tolist() == want
+    assert span_max(coverage_table([]), starts[:3], ends[:3]).tolist() == [0, 0, 0]

@@ -19,7 +19,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import display as disp
-from citebible_pipeline.query import lists
+from citebible_pipeline.query import labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
@@ -214,8 +214,8 @@ class Engine:
         lap("merge")
         learned = False
         if o.rerank and reranker is not None:
-            rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score,
-                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation)
+            rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score, signals.get(
+                "theme", 0.0), analysis.pastoral, prior, o.translation, expansion.nearest(data.labels, q, exclude=exclude))
             cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
         cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)

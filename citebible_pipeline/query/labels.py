@@ -12,10 +12,11 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.route import SPAN, excluded, span_sums, specificity
+from citebible_pipeline.query.route import SPAN, Coverage, coverage_table, excluded, span_sums, specificity
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -32,17 +33,33 @@ class LabelIndex:
     idf: dict[str, float]
     norm: np.ndarray  # per label: k1 * (1 - b + b * length / mean length)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per label: starts, ends, weight x specificity
+    vectors: np.ndarray | None = None  # (labels, dims) unit rows in the active space (label_vectors); None: not built
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    @cached_property
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every label's spans end to end (starts, ends) and where each label's begin (len + 1 offsets)."""
+        sizes = np.array([len(p[0]) for p in self.passages], np.int64)
+        empty = np.zeros(0, np.int64)
+        return (np.concatenate([p[0] for p in self.passages] + [empty]), np.concatenate([p[1] for p in self.passages] + [empty]),
+                np.r_[0, np.cumsum(sizes)])
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        """How many labels list each verse (route.span_max reads a passage's most listed verse): how famous a passage
+        is among the labels overall, against which the labels near one sentence are counted (query.features)."""
+        return coverage_table(self.passages)
 
 
 EMPTY = LabelIndex([], [], {}, {}, np.zeros(0), [])
 
 
 def build_index(rows: Iterable[tuple[int, str, str, int, int, float]], k1: float = TUNING.bm25_k1,
-                b: float = TUNING.bm25_b) -> LabelIndex:
-    """rows: (label id, label text, split key, start id, end id, weight), grouped by label id."""
+                b: float = TUNING.bm25_b, vectors: np.ndarray | None = None) -> LabelIndex:
+    """rows: (label id, label text, split key, start id, end id, weight), grouped by label id; `vectors`: one row per
+    label in that order."""
     texts: list[str] = []
     keys: list[str] = []
     spans: list[list[list]] = []
@@ -67,7 +84,9 @@ def build_index(rows: Iterable[tuple[int, str, str, int, int, float]], k1: float
     postings = {t: (np.fromiter(d.keys(), np.int64, len(d)), np.fromiter(d.values(), np.float64, len(d)))
                 for t, d in post.items()}
     idf = {t: math.log(1 + (n - len(d) + 0.5) / (len(d) + 0.5)) for t, d in post.items()}
-    return LabelIndex(texts, keys, postings, idf, norm, passages)
+    if vectors is not None and len(vectors) != len(texts):
+        raise ValueError(f"{len(texts)} labels but {len(vectors)} label vectors")
+    return LabelIndex(texts, keys, postings, idf, norm, passages, vectors)
 
 
 def label_scores(index: LabelIndex, text: str, k1: float = TUNING.bm25_k1) -> np.ndarray:
@@ -103,3 +122,28 @@ def search(index: LabelIndex, text: str, top: int = TUNING.label_top, limit: int
                            np.concatenate([index.passages[i][2] * score for i, score in best]))
     order = np.lexsort((uniq, -sums))[:limit]
     return [(int(uniq[j] // SPAN), int(uniq[j] % SPAN), float(sums[j])) for j in order]
+
+
+Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Coverage]  # starts, ends, cosine, label block (0 = the
+# nearest label), and the index's coverage
+
+
+def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector_top,
+            exclude: frozenset[str] = frozenset()) -> Spans | None:
+    """The passages of the query's `top` nearest labels by cosine (the label vectors), nearest label first, each span
+    with its label's cosine and block number; labels whose split key is in `exclude` are left out (training). None when
+    the index has no vectors. The reranker reads them (query.features): a passage met through the meaning of the
+    human labels it is listed under, where the words of the labels and the sentence differ."""
+    if index.vectors is None or not len(index):
+        return None
+    sims = index.vectors @ np.asarray(query, np.float32)
+    if exclude:
+        sims[excluded(index.split_keys, exclude)] = -np.inf
+    rows = np.argpartition(-sims, top - 1)[:top] if top < len(sims) else np.arange(len(sims))
+    rows = rows[np.lexsort((rows, -sims[rows]))]  # nearest first, ties by label order
+    rows = rows[np.isfinite(sims[rows])]
+    starts, ends, offsets = index.flat
+    lo, sizes = offsets[rows], offsets[rows + 1] - offsets[rows]
+    at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+    return (starts[at], ends[at], np.repeat(sims[rows].astype(np.float32), sizes), np.repeat(np.arange(len(rows)), sizes),
+            index.coverage)

@@ -152,11 +152,22 @@ def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power
 
 
 def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """Per theme and passage: the most themes that list some passage covering one verse of it. Each theme's spans
-    are merged into disjoint runs, the runs' coverage counted along the verse ids (a sweep), and each passage reads
-    the maximum over its ids from a sparse table: array work, no loop over verses."""
+    """Per theme and passage: the most themes that list some passage covering one verse of it (coverage_table,
+    span_max): array work, no loop over verses."""
     if not passages:
         return []
+    table = coverage_table(passages)
+    starts = np.concatenate([s for s, _, _ in passages] + [np.zeros(0, np.int64)])
+    ends = np.concatenate([e for _, e, _ in passages] + [np.zeros(0, np.int64)])
+    return np.split(span_max(table, starts, ends), np.cumsum([len(s) for s, _, _ in passages])[:-1])
+
+
+Coverage = tuple[np.ndarray, list[np.ndarray]]  # segment cuts along the verse ids, sparse table of the max coverage
+
+
+def coverage_table(passages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Coverage:
+    """How many of the lists (themes, labels) cover each stretch of verse ids: each list's spans merged into disjoint
+    runs, the runs counted along the ids (a sweep), and a sparse table over the counts for range maxima (span_max)."""
     runs = [_runs(s, e) for s, e, _ in passages]
     lo = np.concatenate([r[0] for r in runs] + [np.zeros(0, np.int64)])
     hi = np.concatenate([r[1] for r in runs] + [np.zeros(0, np.int64)]) + 1
@@ -166,16 +177,24 @@ def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[
     while 2 ** len(table) <= len(cover):
         prev, w = table[-1], 2 ** (len(table) - 1)
         table.append(np.maximum(prev[:-w], prev[w:]))
-    starts = np.concatenate([s for s, _, _ in passages] + [np.zeros(0, np.int64)])
-    ends = np.concatenate([e for _, e, _ in passages] + [np.zeros(0, np.int64)])
-    i = np.searchsorted(cuts, starts, "right") - 1  # the coverage segment holding each passage's first id
+    return cuts, table
+
+
+def span_max(coverage: Coverage, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The most lists covering any one verse of each span (0 for a span no list covers)."""
+    cuts, table = coverage
+    df = np.zeros(len(starts), np.int64)
+    if not len(cuts):
+        return df
+    i = np.searchsorted(cuts, starts, "right") - 1  # the coverage segment holding each span's first id
     j = np.searchsorted(cuts, ends, "right") - 1
-    level = np.floor(np.log2(j - i + 1)).astype(np.int64)
-    df = np.empty(len(starts), np.int64)
-    for lv in np.unique(level):
-        m = level == lv
+    inside = j >= 0
+    i = np.maximum(i, 0)
+    level = np.floor(np.log2(np.maximum(j - i + 1, 1))).astype(np.int64)
+    for lv in np.unique(level[inside]):
+        m = inside & (level == lv)
         df[m] = np.maximum(table[lv][i[m]], table[lv][j[m] - 2 ** lv + 1])
-    return np.split(df, np.cumsum([len(s) for s, _, _ in passages])[:-1])
+    return df
 
 
 def _runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

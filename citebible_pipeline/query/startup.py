@@ -80,7 +80,7 @@ def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> Engi
         "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
         " AND translation = %s", (space_id, DEFAULT_TRANSLATION)))
     return EngineData(
-        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), labels=load_labels(conn), genres=genres,
+        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), labels=load_labels(conn, space_id), genres=genres,
         chapter_genres=chapter_genres,
         boosts={g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")},
         lexicon=lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,))),
@@ -120,15 +120,25 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     )
 
 
-def load_labels(conn) -> LabelIndex:
-    """The label index; empty (no document expansion, with a warning) before query_themes wrote labels."""
+def load_labels(conn, space_id: int | None = None) -> LabelIndex:
+    """The label index; empty (no document expansion, with a warning) before query_themes wrote labels. Its vectors
+    come from label_vectors in `space_id`; none there (a vocabulary built before them) leaves the label features at 0."""
     rows = conn.execute("SELECT label_id, label, split_key, start_id, end_id, weight FROM passage_labels"
                         " ORDER BY label_id, start_id, end_id").fetchall() \
         if conn.execute("SELECT to_regclass('passage_labels')").fetchone()[0] else []
     if not rows:
         log.warning("no passage labels: materialize query_themes (document expansion is off until then)")
         return EMPTY
-    return build_index(rows)
+    ids = list(dict.fromkeys(r[0] for r in rows))
+    stored = dict(conn.execute("SELECT label_id, embedding FROM label_vectors WHERE space_id = %s", (space_id,)).fetchall()) \
+        if space_id is not None and conn.execute("SELECT to_regclass('label_vectors')").fetchone()[0] else {}
+    vectors = None
+    if stored and all(i in stored for i in ids):
+        vectors = np.stack([np.asarray(stored[i].to_numpy(), np.float32) for i in ids])
+    else:
+        log.warning("no label vectors in this space for %d of %d labels: materialize query_themes (the reranker's "
+                    "label features stay 0 until then)", sum(i not in stored for i in ids), len(ids))
+    return build_index(rows, vectors=vectors)
 
 
 def load_pericopes(conn, space_id: int) -> Pericopes:

@@ -28,11 +28,11 @@ from citebible_pipeline.partitions import default_translation
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="5",
+    code_version="6",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "
-    "passage's training-side labels (topic names, Nave's sub-entries) for document expansion.",
+    "passage's training-side labels (topic names, Nave's sub-entries) for document expansion, in words and as vectors.",
 )
 def query_themes(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
     started = time.perf_counter()
@@ -48,8 +48,9 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
         space_id, _space = active
         cues = unique_cues(themes)
-        context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes")
-        counts = write_themes(conn, themes, space_id, emb.encode_queries(cues), labels)
+        context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes and {len(labels):,} labels")
+        counts = write_themes(conn, themes, space_id, emb.encode_queries(cues), labels,
+                              emb.encode_queries([lab.text for lab in labels]))
     pastoral = [t for t in themes if t.kind == "pastoral"]
     for tid, names in report["missing_topics"].items():
         context.log.info(f"pastoral theme {tid}: topics not on the training side (held out or absent): {names}")
@@ -67,7 +68,8 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
     })
 
 
-@asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior; "
+@asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior, every "
+             "label a vector there; "
              "no held-out OpenBible topic or Nave's entry (nor a near duplicate) is in the vocabulary or the labels.")
 def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
@@ -75,13 +77,16 @@ def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
         heldout = heldout_keys(conn)
         leaked = sum(k in heldout for (k,) in conn.execute("SELECT split_key FROM query_themes WHERE kind = 'topic'"))
         leaked_labels = sum(k in heldout for (k,) in conn.execute("SELECT DISTINCT split_key FROM passage_labels"))
-        no_cue, no_prior = conn.execute(
+        no_cue, no_prior, no_vector = conn.execute(
             "SELECT (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_cues c"
             "        WHERE c.theme_id = t.id AND c.space_id = %s)),"
-            " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id))",
-            (space_id,)).fetchone()
-    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and leaked == 0 and leaked_labels == 0,
+            " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id)),"
+            " (SELECT count(DISTINCT l.label_id) FROM passage_labels l WHERE NOT EXISTS (SELECT 1 FROM label_vectors v"
+            "        WHERE v.label_id = l.label_id AND v.space_id = %s))",
+            (space_id, space_id)).fetchone()
+    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and no_vector == 0 and leaked == 0 and leaked_labels == 0,
                             metadata={"themes_without_cues": no_cue, "themes_without_prior": no_prior,
+                                      "labels_without_vectors": no_vector,
                                       "heldout_keys_in_vocabulary": leaked, "heldout_keys_in_labels": leaked_labels})
 
 

@@ -1,4 +1,4 @@
-"""query_themes, theme_cues, theme_passages and passage_labels: written together in one transaction."""
+"""query_themes, theme_cues, theme_passages, passage_labels and label_vectors: written together in one transaction."""
 
 from __future__ import annotations
 
@@ -14,13 +14,16 @@ from citebible_pipeline.themes.vocabulary import Theme
 
 
 def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: int, cue_vectors: np.ndarray,
-                 labels: Sequence[Label] = ()) -> dict[str, int]:
+                 labels: Sequence[Label] = (), label_vectors: np.ndarray | None = None) -> dict[str, int]:
     """Replace the vocabulary and the passages' labels (document expansion). `cue_vectors` holds one row per cue,
-    in theme then cue order."""
+    in theme then cue order; `label_vectors` one row per label, in `labels` order (None: no label vectors)."""
     cues = [(i, cue) for i, t in enumerate(themes, start=1) for cue in dict.fromkeys(t.cues)]
     if len(cues) != len(cue_vectors):
         raise ValueError(f"{len(cues)} cues but {len(cue_vectors)} vectors")
+    if label_vectors is not None and len(label_vectors) != len(labels):
+        raise ValueError(f"{len(labels)} labels but {len(label_vectors)} label vectors")
     with conn.transaction(), conn.cursor() as cur:
+        cur.execute("DELETE FROM label_vectors")
         cur.execute("DELETE FROM passage_labels")
         cur.execute("DELETE FROM theme_passages")
         cur.execute("DELETE FROM theme_cues")
@@ -37,7 +40,11 @@ def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: in
                       ("integer", "text", "text", "text", "integer", "integer", "real"),
                       ((i, lab.source, lab.text, lab.split_key, s, e, w) for i, lab in enumerate(labels, start=1)
                        for (s, e), w in lab.passages.items()))
-    return {"themes": len(themes), "cues": len(cues), "passages": n, "labels": len(labels), "labelled_passages": m}
+        if label_vectors is not None:
+            copy_rows(cur, "label_vectors", ("label_id", "space_id", "embedding"), ("integer", "integer", "vector"),
+                      ((i, space_id, Vector(v)) for i, v in enumerate(label_vectors, start=1)))
+    return {"themes": len(themes), "cues": len(cues), "passages": n, "labels": len(labels), "labelled_passages": m,
+            "label_vectors": 0 if label_vectors is None else len(label_vectors)}
 
 
 def unique_cues(themes: Sequence[Theme]) -> list[str]:
