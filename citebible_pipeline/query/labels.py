@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.route import SPAN, Coverage, coverage_table, excluded, span_sums, specificity
+from citebible_pipeline.query.route import SPAN, excluded, runs_of, span_sums, specificity
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -47,10 +47,12 @@ class LabelIndex:
                 np.r_[0, np.cumsum(sizes)])
 
     @cached_property
-    def coverage(self) -> Coverage:
-        """How many labels list each verse (route.span_max reads a passage's most listed verse): how famous a passage
-        is among the labels overall, against which the labels near one sentence are counted (query.features)."""
-        return coverage_table(self.passages)
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every label's spans merged into runs, sorted (route.runs_of): how many labels touch a passage at all, how
+        famous it is among the labels, against which the labels near one sentence are counted (query.features)."""
+        starts, ends, offsets = self.flat
+        lo, hi = runs_of(starts, ends, np.repeat(np.arange(len(self.passages)), np.diff(offsets)))
+        return np.sort(lo), np.sort(hi)
 
 
 EMPTY = LabelIndex([], [], {}, {}, np.zeros(0), [])
@@ -124,8 +126,8 @@ def search(index: LabelIndex, text: str, top: int = TUNING.label_top, limit: int
     return [(int(uniq[j] // SPAN), int(uniq[j] % SPAN), float(sums[j])) for j in order]
 
 
-Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Coverage]  # starts, ends, cosine, label block (0 = the
-# nearest label), and the index's coverage
+Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]  # starts, ends, cosine, label block (0 = the
+# nearest label), and the index's runs (LabelIndex.runs)
 
 
 def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector_top,
@@ -146,4 +148,4 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
     lo, sizes = offsets[rows], offsets[rows + 1] - offsets[rows]
     at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
     return (starts[at], ends[at], np.repeat(sims[rows].astype(np.float32), sizes), np.repeat(np.arange(len(rows)), sizes),
-            index.coverage)
+            index.runs)

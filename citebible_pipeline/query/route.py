@@ -166,14 +166,42 @@ Coverage = tuple[np.ndarray, list[np.ndarray]]  # segment cuts along the verse i
 
 
 def coverage_table(passages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Coverage:
-    """How many of the lists (themes, labels) cover each stretch of verse ids: each list's spans merged into disjoint
-    runs, the runs counted along the ids (a sweep), and a sparse table over the counts for range maxima (span_max)."""
-    runs = [_runs(s, e) for s, e, _ in passages]
-    lo = np.concatenate([r[0] for r in runs] + [np.zeros(0, np.int64)])
-    hi = np.concatenate([r[1] for r in runs] + [np.zeros(0, np.int64)]) + 1
+    """How many of the lists (themes, labels) cover each stretch of verse ids (coverage_of)."""
+    empty = np.zeros(0, np.int64)
+    return coverage_of(np.concatenate([p[0] for p in passages] + [empty]), np.concatenate([p[1] for p in passages] + [empty]),
+                       np.repeat(np.arange(len(passages)), [len(p[0]) for p in passages]))
+
+
+def runs_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's spans (a list's spans share a group) merged into disjoint runs (first id, last id): one sort, the
+    groups kept apart by an offset, so a list counts once per verse."""
+    if len(starts) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    offset = np.asarray(groups, np.int64) * SPAN
+    s, e = np.asarray(starts, np.int64) + offset, np.asarray(ends, np.int64) + offset
+    order = np.argsort(s, kind="stable")
+    s, reach = s[order], np.maximum.accumulate(e[order])
+    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
+    return s[first] - offset[order][first], np.maximum.reduceat(reach, first) - offset[order][first]
+
+
+def runs_touching(runs: tuple[np.ndarray, np.ndarray], starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many runs overlap each span [start, end]: those beginning by its end, less those over before its start.
+    `runs`: the runs' first ids and last ids, each sorted on its own (binary searches)."""
+    lo, hi = runs
+    return np.searchsorted(lo, ends, "right") - np.searchsorted(hi, starts, "left")
+
+
+def coverage_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> Coverage:
+    """How many groups cover each stretch of verse ids: their runs (runs_of) counted along the ids (a sweep), and a
+    sparse table over the counts for range maxima (span_max)."""
+    if len(starts) == 0:
+        return np.zeros(0, np.int64), [np.zeros(0, np.int64)]
+    lo, hi = runs_of(starts, ends, groups)
+    hi = hi + 1
     cuts, inverse = np.unique(np.concatenate([lo, hi]), return_inverse=True)
     cover = np.cumsum(np.bincount(inverse, weights=np.r_[np.ones(len(lo)), -np.ones(len(hi))], minlength=len(cuts)))
-    table = [cover.astype(np.int64)]  # table[j][i]: the max over cover[i : i + 2**j]
+    table = [np.rint(cover).astype(np.int64)]  # table[j][i]: the max over cover[i : i + 2**j]
     while 2 ** len(table) <= len(cover):
         prev, w = table[-1], 2 ** (len(table) - 1)
         table.append(np.maximum(prev[:-w], prev[w:]))
@@ -195,16 +223,6 @@ def span_max(coverage: Coverage, starts: np.ndarray, ends: np.ndarray) -> np.nda
         m = inside & (level == lv)
         df[m] = np.maximum(table[lv][i[m]], table[lv][j[m] - 2 ** lv + 1])
     return df
-
-
-def _runs(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One theme's spans merged into disjoint runs (start, end), so a theme counts once per verse."""
-    if len(starts) == 0:
-        return starts, ends
-    order = np.argsort(starts, kind="stable")
-    s, reach = starts[order], np.maximum.accumulate(ends[order])
-    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
-    return s[first], np.maximum.reduceat(reach, first)
 
 
 SCOPE_FIELDS = {"layer": "specificity", "verse": "specificity_verse", "all": "specificity_all"}  # ThemeIndex field per scope

@@ -41,6 +41,10 @@ class RerankConfig(Config):
     # 0.182 -> 0.210, but the reader sentences 0.306 -> 0.281 (hit@5 0.600 -> 0.556) and curated pastoral/study
     # 0.392/0.695 -> 0.383/0.689: off by default, every sentence set says it generalizes worse to readers.
     nave_queries: bool = False
+    # The hub count by verse (rerank.train.debias_labels): a passage counts the pools of its most counted verse, so a
+    # famous verse's chapter and its ranges are the one hub the concentration measure sees. The rule fixed before
+    # measuring; False: by exact span.
+    debias_by_verse: bool = False
     # A whole chapter's label is this many grades below the best passage it covers (rerank.train.chapter_labels; the
     # rule, one grade, fixed before measuring). 0: a chapter earns what it covers, as the evaluation credits it.
     chapter_grade_drop: int = 0
@@ -124,14 +128,14 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
 
     started = time.perf_counter()
     engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries)
-    debiased = debias_labels(train + valid, config.debias_cap)  # propensity counted over every training-side pool
+    debiased = debias_labels(train + valid, config.debias_cap, config.debias_by_verse)  # propensity counted over every training-side pool
     debiased = chapter_labels(debiased, config.chapter_grade_drop, config.chapter_label_share)
     train, valid = debiased[: len(train)], debiased[len(train):]
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (config.pastoral_weight - 1)
     text, info = train_features(weighted, valid, config.seed)
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
-                "chapter_grade_drop": config.chapter_grade_drop,
+                "debias_by_verse": config.debias_by_verse, "chapter_grade_drop": config.chapter_grade_drop,
                 "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}

@@ -40,22 +40,32 @@ def split(pools: Sequence[Pool], share: float = VALID_SHARE) -> tuple[list[Pool]
     return [p for p in pools if bucket(p) >= share], [p for p in pools if bucket(p) < share]
 
 
-def debias_labels(pools: Sequence[Pool], cap: int) -> list[Pool]:
+def debias_labels(pools: Sequence[Pool], cap: int, by_verse: bool = False) -> list[Pool]:
     """Popularity handled explicitly (inverse propensity, on the labels): a passage labelled relevant in more
     than `cap` of these pools is a hub voted for everything (John 3:16, Isaiah 41:10), so its label loses one
-    grade per doubling beyond the cap, never below 1. Rare passages keep their grade. cap <= 0: as voted."""
+    grade per doubling beyond the cap, never below 1. Rare passages keep their grade. cap <= 0: as voted.
+    `by_verse`: a passage's count is that of its most counted verse (the pools where some relevant candidate covers
+    it), so Matthew 6:33, 6:25-34 and the whole chapter are one hub, as the concentration measure counts them; else
+    by exact span."""
     if cap <= 0:
         return list(pools)
     seen: dict[tuple[int, int], int] = {}
+    verses: dict[int, int] = {}
     for p in pools:
+        covered: set[int] = set()
         for c, lab in zip(p.cands, p.labels):
             if lab > 0:
                 seen[(c.start, c.end)] = seen.get((c.start, c.end), 0) + 1
+                if by_verse:
+                    covered.update(range(c.start, c.end + 1))
+        for v in covered:
+            verses[v] = verses.get(v, 0) + 1
     out = []
     for p in pools:
         lab = p.labels.copy()
         for i, c in enumerate(p.cands):
-            n = seen.get((c.start, c.end), 0)
+            n = max((verses.get(v, 0) for v in range(c.start, c.end + 1)), default=0) if by_verse \
+                else seen.get((c.start, c.end), 0)
             if lab[i] > 0 and n > cap:
                 lab[i] = max(1, int(lab[i]) - int(np.log2(n / cap)) - 1)
         out.append(Pool(p.query, p.rq, p.cands, p.X, lab))
