@@ -9,7 +9,7 @@ from citebible_pipeline.naves.queries import readable
 from citebible_pipeline.query.fuse import RankedList, admit, fuse
 from citebible_pipeline.query.features import COL, RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.labels import EMPTY, build_index, label_scores, nearest, search
+from citebible_pipeline.query.labels import EMPTY, build_index, label_scores, near_labels, nearest, search
 from citebible_pipeline.themes.labels import build_labels
 
 HUB, LAMENT, BURIAL = 43003016, 19088001, 40027059
@@ -110,6 +110,23 @@ def test_label_features_read_the_nearest_labels_and_discount_a_hub_by_its_fame()
     assert X[0, COL["label_count"]] == X[1, COL["label_count"]] == pytest.approx(np.log1p(2))
     assert X[0, COL["label_share"]] == pytest.approx(1.0) and X[1, COL["label_share"]] == pytest.approx(2 / 42)
     assert not X[2, [COL[f] for f in ("label_cos_max", "label_cos_top3", "label_count", "label_share")]].any()
+
+
+def test_the_rewrites_nearest_labels_feed_their_own_features():
+    """A step-back rewrite names a need the sentence's words may not: the labels nearest any rewrite (each label at its
+    nearest rewrite's cosine) give rw_label_*, beside the sentence's own label features; no rewrite, none."""
+    labels = {"lament": {LAMENT: 1.0}, "prayer": {HUB: 1.0}, "burial": {BURIAL: 1.0}}
+    vectors = np.stack([_unit(1, 0, 0), _unit(0, 1, 0), _unit(0, 0, 1)])
+    idx = build_index(_rows(labels), vectors=vectors)
+    q, rewrites = _unit(0.2, 1, 0), np.stack([_unit(1, 0, 0.1), _unit(0, 0.1, 1)])
+    sentence, rw = near_labels(idx, q, rewrites)
+    assert near_labels(idx, q, np.zeros((0, 3), np.float32))[1] is None
+    cands = [Candidate(LAMENT, LAMENT, "verse"), Candidate(HUB, HUB, "verse"), Candidate(BURIAL, BURIAL, "verse")]
+    X = compute(_tables(), RerankQuery("I pray and pray", q, rewrites, label_spans=sentence, rewrite_label_spans=rw), cands)
+    assert X[0, COL["rw_label_cos_max"]] == pytest.approx(float(vectors[0] @ rewrites[0]))
+    assert X[2, COL["rw_label_cos_max"]] == pytest.approx(float(vectors[2] @ rewrites[1]))
+    assert X[1, COL["label_cos_max"]] > X[0, COL["label_cos_max"]]  # the sentence's own nearest label is the prayer one
+    assert X[:, COL["rw_label_count"]].tolist() == pytest.approx([np.log1p(1)] * 3)
 
 
 def _tables():

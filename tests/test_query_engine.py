@@ -247,6 +247,7 @@ def test_label_vectors_reach_the_rerankers_features_and_training_leaves_its_own_
     engine.rank("My mother is dying and I'm angry at God", reranker=recorder)
     rq, cands, X = recorder.seen
     assert rq.label_spans is not None and (X[:, COL["label_cos_max"]] > 0.3).sum() > 5
+    assert rq.rewrite_label_spans is not None and (X[:, COL["rw_label_cos_max"]] > 0.3).sum() > 5
     assert np.allclose(X, compute(recorder.tables, rq, cands))
 
 

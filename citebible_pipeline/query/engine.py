@@ -214,8 +214,8 @@ class Engine:
         lap("merge")
         learned = False
         if o.rerank and reranker is not None:
-            rq = RerankQuery(clean, q, np.asarray(vectors[1:], np.float32).reshape(-1, len(q)), analysis.pastoral_score, signals.get(
-                "theme", 0.0), analysis.pastoral, prior, o.translation, expansion.nearest(data.labels, q, exclude=exclude))
+            rq = RerankQuery(clean, q, (rw := np.asarray(vectors[1:], np.float32).reshape(-1, len(q))), analysis.pastoral_score,
+                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation, *expansion.near_labels(data.labels, q, rw, exclude))
             cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
         cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)

@@ -15,7 +15,7 @@ from citebible_pipeline.bible.canon import chapter_base, split_id, verses_in_cha
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.route import runs_of, runs_touching
+from citebible_pipeline.query.label_features import label_features
 
 QUERY_FEATURES = ("q_pastoral", "q_theme_top", "q_words", "q_rewrites")
 CANDIDATE_FEATURES = (
@@ -24,7 +24,7 @@ CANDIDATE_FEATURES = (
     "dense_lists", "dense_rank", "original_rank", "fulltext_rank", "label_rank", "variants",
     "is_verse", "is_range", "is_pericope", "is_chapter", "verses_log", "position", "genre_boost",
     "xref_pool_votes", "xref_pool_links", "xref_popularity", "label_cos_max", "label_cos_top3", "label_count",
-    "label_share", "label_cos_rel", "label_near_rank",
+    "label_share", "label_cos_rel", "label_near_rank", "rw_label_cos_max", "rw_label_count",
 )
 FEATURES: tuple[str, ...] = QUERY_FEATURES + CANDIDATE_FEATURES + tuple(f"genre_{g}" for g in GENRES)
 
@@ -42,6 +42,7 @@ class RerankQuery:
     prior: Mapping[tuple[int, int], float] = field(default_factory=dict)
     translation: str = DEFAULT_TRANSLATION  # whose verse vectors the features read
     label_spans: tuple | None = None  # query.labels.nearest: the nearest labels' passages (None: no label vectors)
+    rewrite_label_spans: tuple | None = None  # the same, nearest to any step-back rewrite (None: none)
 
 
 @dataclass
@@ -137,41 +138,8 @@ def compute(t: PoolTables, q: RerankQuery, cands: Sequence[Candidate]) -> np.nda
             X[i, col[f"genre_{c.genre}"]] = 1.0
     _vector_features(t, Q, cands, starts, ends, X)
     _pool_links(t, starts, ends, X[:, col["xref_pool_votes"]], X[:, col["xref_pool_links"]])
-    if q.label_spans is not None:
-        _label_features(X, q.label_spans, starts, ends)
+    label_features(X, COL, q.label_spans, q.rewrite_label_spans, starts, ends)
     return X
-
-
-LABEL_TOP = 3  # label_cos_top3 averages the nearest three labels listing the candidate
-
-
-def _label_features(X: np.ndarray, spans: tuple, starts: np.ndarray, ends: np.ndarray) -> None:
-    """Which of the sentence's nearest labels list a passage overlapping the candidate: the nearest one's cosine (also
-    against the sentence's nearest label, and that label's rank), the mean of the nearest three, how many (log1p),
-    and the share of all the labels touching it that are near (a hub listed under thousands of labels meets many near
-    labels by its fame alone). The spans come grouped by label, nearest label first."""
-    s, e, sims, block, runs = spans
-    if len(s) == 0:
-        return
-    col = COL
-    overlap = (s[None, :] <= ends[:, None]) & (e[None, :] >= starts[:, None])
-    firsts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
-    covers = np.logical_or.reduceat(overlap, firsts, axis=1)  # (candidates, labels), nearest label first
-    label_sims = sims[firsts]
-    any_ = covers.any(axis=1)
-    X[any_, col["label_cos_max"]] = label_sims[covers[any_].argmax(axis=1)]
-    top = covers & (np.cumsum(covers, axis=1) <= LABEL_TOP)
-    X[any_, col["label_cos_top3"]] = (top[any_] * label_sims).sum(axis=1) / top[any_].sum(axis=1)
-    # the same read against the sentence's nearest label: a topic name meets its lexical variants at 0.9, a reader's
-    # sentence its best label at 0.6, and the learned order should carry from the first to the second
-    X[any_, col["label_cos_rel"]] = X[any_, col["label_cos_max"]] / max(float(label_sims[0]), 1e-6)
-    X[any_, col["label_near_rank"]] = 1.0 / (1.0 + covers[any_].argmax(axis=1))
-    count = covers.sum(axis=1)
-    X[:, col["label_count"]] = np.log1p(count)
-    # specificity of the match: the near labels' runs touching the candidate against every label's, counted alike for a
-    # verse and a chapter (a chapter touches every label of any of its verses, and so do the near ones)
-    near = runs_touching(tuple(np.sort(x) for x in runs_of(s, e, block)), starts, ends)
-    X[:, col["label_share"]] = near / np.maximum(runs_touching(runs, starts, ends), 1)
 
 
 def _hit_features(X: np.ndarray, cands: Sequence[Candidate]) -> None:

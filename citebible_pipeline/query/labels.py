@@ -136,9 +136,10 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
     with its label's cosine and block number; labels whose split key is in `exclude` are left out (training). None when
     the index has no vectors. The reranker reads them (query.features): a passage met through the meaning of the
     human labels it is listed under, where the words of the labels and the sentence differ."""
-    if index.vectors is None or not len(index):
+    if index.vectors is None or not len(index) or not np.asarray(query).size:
         return None
-    sims = index.vectors @ np.asarray(query, np.float32)
+    sims = index.vectors @ np.asarray(query, np.float32).T
+    sims = sims.max(axis=1) if sims.ndim > 1 else sims  # several queries (the rewrites): a label's nearest one
     if exclude:
         sims[excluded(index.split_keys, exclude)] = -np.inf
     rows = np.argpartition(-sims, top - 1)[:top] if top < len(sims) else np.arange(len(sims))
@@ -149,3 +150,11 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
     at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
     return (starts[at], ends[at], np.repeat(sims[rows].astype(np.float32), sizes), np.repeat(np.arange(len(rows)), sizes),
             index.runs)
+
+
+def near_labels(index: LabelIndex, query: np.ndarray, rewrites: np.ndarray, exclude: frozenset[str] = frozenset()
+                ) -> tuple[Spans | None, Spans | None]:
+    """What the reranker's label features read: the sentence's nearest labels, and those nearest to any of its step-back
+    rewrites (fewer: a rewrite names one need), so the need the rewrite reached can move the order too."""
+    return (nearest(index, query, TUNING.label_vector_top, exclude),
+            nearest(index, rewrites, TUNING.label_rewrite_top, exclude) if len(rewrites) else None)

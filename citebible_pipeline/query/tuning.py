@@ -38,6 +38,8 @@ class Tuning:
                                "reranker's label features (query.labels.nearest); a probe of per-query AUC over the pool "
                                "at 300 (dev pastoral sentences: the nearest covering label 0.83, prior_sum 0.81) was the "
                                "only value looked at")
+    label_rewrite_top: int = _w(100, "rule stated before measuring: the step-back rewrites' 100 nearest labels (a third of the "
+                                "sentence's, since a rewrite's need is narrower) feed rw_label_* (query.features)")
     bm25_k1: float = _w(1.2, "rule: the usual BM25 defaults (Robertson; Lucene's k1 1.2, b 0.75), not tuned")
     bm25_b: float = _w(0.75, "rule: the usual BM25 defaults (with bm25_k1), not tuned")
     crossref_weight: float = _w(0.3, "set by hand: cross-reference expansion only nudges (+expand moved held-out "
