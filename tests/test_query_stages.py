@@ -469,3 +469,28 @@ def test_the_most_listed_verse_of_any_span_is_the_brute_force_count():
             for a, b in zip(starts, ends)]
     assert got.tolist() == want
     assert span_max(coverage_table([]), starts[:3], ends[:3]).tolist() == [0, 0, 0]
+
+
+def test_every_routed_need_brings_its_best_passages_into_the_pool():
+    """lists.need_candidates: each routed theme's best `depth` passages by weight x specificity join the pool when fusion
+    left them out; a Nave's entry's unweighted listings (equal weights) come nearest the query first, not in canonical
+    order; passages already in the pool are not repeated; each carries its prior and the need's provenance."""
+    from citebible_pipeline.query.lists import need_candidates
+
+    lament = (np.array([1, 2, 3, 4, 50]), np.array([1, 2, 3, 4, 52]), np.array([1.0, 1.0, 1.0, 1.0, 1.0]))
+    grief = (np.array([7, 8]), np.array([7, 8]), np.array([1.0, 0.2]))
+    idx = ThemeIndex(keys=["a", "b"], kinds=["pastoral"] * 2, names=["n"] * 2, rewrites=["r"] * 2, split_keys=["a", "b"],
+                     cue_vectors=np.eye(2, dtype=np.float32), cue_starts=np.arange(2),
+                     rewrite_vectors=np.eye(2, dtype=np.float32), passages=[lament, grief],
+                     specificity=[np.ones(5), np.ones(2)])
+    near = {50: 0.9, 3: 0.5}  # the query's cosine to each passage's best verse
+
+    def cosines(starts, ends):
+        return np.array([near.get(int(s), 0.1) for s in starts])
+
+    prior = {(50, 52): 0.4, (7, 7): 0.3}
+    got = need_candidates(idx, [Routed(0, 0.7, 0.6), Routed(1, 0.6, 0.4)], prior, cosines, 2, have={(7, 7)})
+    assert [(c.start, c.end) for c in got] == [(50, 52), (3, 3), (8, 8)]  # lament's two nearest, grief's second
+    assert got[0].level == "range" and got[0].prior == 0.4 and got[1].prior == 0.0 and got[0].score == 0.0
+    assert got[0].hits == [("prior", "need", "passage", 1)] and got[2].hits == [("prior", "need", "passage", 2)]
+    assert need_candidates(idx, [], prior, cosines, 2, set()) == []

@@ -1,7 +1,7 @@
 """The Engine: the public door. It loads the models, the start-up data (`startup.load`: all of its start-up
-SQL) and a connection pool once, then runs the pipeline of pure stages (analyze -> route/rewrite ->
-retrieve -> floor -> lists/fuse -> expand -> merge -> rerank -> boost -> needs) and hands the result to
-presentation (`present`). Weights live in `tuning.TUNING`. Safe to share across threads: the pool hands each
+SQL) and a connection pool once, then runs the pipeline of pure stages (analyze -> route/rewrite -> retrieve ->
+floor -> lists/fuse -> expand, every need's best -> merge -> rerank -> boost -> needs) and hands the result to
+presentation (`present.answer`). Weights live in `tuning.TUNING`. Safe to share across threads: the pool hands each
 search its own connection, and each search keeps the snapshot it started on while `follower` swaps in newly
 materialized artefacts (serving.py)."""
 
@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -23,12 +24,12 @@ from citebible_pipeline.query import labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
-from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables
+from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, span_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
-from citebible_pipeline.query.present import overlaps, present, reference_candidate
+from citebible_pipeline.query.present import answer
 from citebible_pipeline.query.rerank import Reranker, RerankInputs
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve_once, verse_rows
@@ -207,6 +208,9 @@ class Engine:
                 extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
+            if o.need_depth and prior:  # recall for every routed need; equal weights told apart by the query's cosine
+                cosines = partial(span_cosines, self.pool_tables(translation=o.translation, serving=snap), q)
+                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}), data)
             lap("expand")
         if o.merge:
             cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,
@@ -249,21 +253,7 @@ class Engine:
         vectors = (tables.verse_ids, tables.verse_vectors) if tables is not None else None
         clock = time.perf_counter()
         with self.pool.connection() as conn:
-            def lookup() -> list:
-                c = reference_candidate(ranked.analysis.references[0], data)
-                return present(conn, data, [c], None, set(), opts.translation)
-
-            if ranked.abstained:
-                results = []
-            elif ranked.analysis.query_type == "reference":
-                results = lookup()
-                if not results:  # a real reference the index has no verses for (a deuterocanon book, by default)
-                    ranked.abstained, ranked.reason = True, f"{ranked.analysis.references[0]} is not in this index"
-            else:
-                results = present(conn, data, ranked.candidates[:k], ranked.query_vector, ranked.terms,
-                                  opts.translation, vectors)
-                direct = lookup() if ranked.analysis.references else []
-                results = (direct + [r for r in results if not overlaps(r, direct[0])])[:k] if direct else results
+            results = answer(conn, data, ranked, opts.translation, k, vectors)
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)
         ranked.timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return SearchResponse(query=text, abstained=ranked.abstained, reason=ranked.reason, notice=ranked.notice,

@@ -188,6 +188,19 @@ def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], s
         X[has, col["xref_popularity"]] = np.maximum.reduceat(t.popularity[rows], first)
 
 
+def span_cosines(t: PoolTables, q: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The query's cosine to each span's best verse (0 for a span with no verse vectors): one product with every
+    verse, then a segment maximum, so thousands of spans cost about as much as one."""
+    lo = np.searchsorted(t.verse_ids, starts)
+    hi = np.searchsorted(t.verse_ids, ends, side="right")
+    out = np.zeros(len(starts), np.float32)
+    has = hi > lo
+    if has.any():
+        rows, first = _segments(lo[has], hi[has])
+        out[has] = np.maximum.reduceat((t.verse_vectors @ np.asarray(q, np.float32))[rows], first)
+    return out
+
+
 def candidate_vectors(t: PoolTables, cands: Sequence[Candidate], lo: np.ndarray | None = None,
                       hi: np.ndarray | None = None) -> np.ndarray:
     """(len(cands), d) unit vectors: a chapter's own, else the unit mean of its verses' (a zero row: no verse

@@ -5,6 +5,8 @@ off what retrieval saw. Every weight comes from `tuning.TUNING`."""
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections.abc import Sequence
 
 from citebible_pipeline.query.fuse import Candidate, RankedList
@@ -48,6 +50,29 @@ def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozens
     items = search(index, text, limit=o.pool, exclude=exclude) if o.labels else []
     return [RankedList("labels", "labels", "passage", TUNING.label_weight,
                        [(s, e, "range" if e > s else "verse", w) for s, e, w in items])] if items else []
+
+
+def need_candidates(themes, routed, prior: dict[tuple[int, int], float], cosines, depth: int,
+                    have: set[tuple[int, int]]) -> list[Candidate]:
+    """Recall for every routed need (RAG-Fusion keeps each sub-query's list in play): each routed theme's `depth` best
+    passages by its own weight x specificity, equal weights told apart by `cosines` (the query's cosine to their best
+    verse: a Nave's entry lists its passages unweighted), join the pool when fusion left them out. They come unscored,
+    after the fused pool, for the reranker to judge."""
+    out: dict[tuple[int, int], Candidate] = {}
+    for r in routed:
+        starts, ends, weights = themes.passages[r.theme]
+        if not len(starts):
+            continue
+        spec = themes.specificity[r.theme] if themes.specificity is not None else 1.0
+        order = np.lexsort((starts, -cosines(starts, ends), -np.round(weights * spec, 6)))[:depth]
+        for rank, i in enumerate(order, start=1):
+            key = (int(starts[i]), int(ends[i]))
+            if key in have:
+                continue
+            c = out.get(key) or out.setdefault(key, Candidate(key[0], key[1], "range" if key[1] > key[0] else "verse",
+                                                              prior=prior.get(key, 0.0)))
+            c.hits.append(("prior", "need", "passage", rank))
+    return list(out.values())
 
 
 def crossref_list(refs: Sequence[tuple[int, int, int, int]]) -> RankedList | None:

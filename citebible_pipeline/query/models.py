@@ -57,6 +57,8 @@ class SearchOptions(BaseModel, frozen=True):
                          "they are listed under (OpenBible topic names, Nave's sub-entries), a fused list of their own")
     list_depth: int = Field(TUNING.list_depth, ge=0, le=50, description="each retrieval list's top this many join the "
                             "pool whatever the fusion says (recall first; 0: the fused top `pool` only)")
+    need_depth: int = Field(TUNING.list_depth, ge=0, le=50, description="each routed theme's best this many passages join the pool when "
+                            "fusion left them out (recall for every need; 0: off)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")

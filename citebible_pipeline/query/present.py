@@ -72,3 +72,23 @@ def present(conn, data: EngineData, cands: Sequence[Candidate], query_vector: np
 
 def overlaps(r: Result, other: Result) -> bool:
     return r.start_id <= other.end_id and other.start_id <= r.end_id
+
+
+def answer(conn, data: EngineData, ranked, translation: str, k: int,
+           vectors: tuple[np.ndarray, np.ndarray] | None = None) -> list[Result]:
+    """What a reader sees of a ranking (`engine.Ranked`): nothing when it abstained; an explicit reference looked up
+    (when the index has no verses for a real one, `ranked` is marked abstained with the reason); else the top k, with
+    a reference the sentence names pinned first."""
+    def lookup() -> list[Result]:
+        return present(conn, data, [reference_candidate(ranked.analysis.references[0], data)], None, set(), translation)
+
+    if ranked.abstained:
+        return []
+    if ranked.analysis.query_type == "reference":
+        results = lookup()
+        if not results:  # a real reference the index has no verses for (a deuterocanon book, by default)
+            ranked.abstained, ranked.reason = True, f"{ranked.analysis.references[0]} is not in this index"
+        return results
+    results = present(conn, data, ranked.candidates[:k], ranked.query_vector, ranked.terms, translation, vectors)
+    direct = lookup() if ranked.analysis.references else []
+    return (direct + [r for r in results if not overlaps(r, direct[0])])[:k] if direct else results
