@@ -301,3 +301,14 @@ def test_a_query_ranks_the_same_with_retrieval_remembered(engine):
             fresh = [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o).candidates]
             assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o, memo=memo).candidates] == fresh
     assert len(memo) == len(texts) * 3  # full and no_rerank search alike; without full text or chapters they do not
+
+
+def test_every_routed_need_brings_its_best_passages_into_the_pool(engine):
+    """Recall for every need: each routed theme's best passages join the pool when fusion left them out (provenance
+    'need'), unscored, for the reranker to judge; need_depth=0 takes them away."""
+    on = engine.rank(FLAGSHIP, SearchOptions(rerank=False, merge=False))
+    off = engine.rank(FLAGSHIP, SearchOptions(rerank=False, merge=False, need_depth=0))
+    added = [c for c in on.candidates if any(h[1] == "need" for h in c.hits)]
+    assert added and not any(h[1] == "need" for c in off.candidates for h in c.hits)
+    assert {c.key for c in off.candidates} < {c.key for c in on.candidates}
+    assert len({c.key for c in on.candidates}) == len(on.candidates)  # nothing admitted twice
