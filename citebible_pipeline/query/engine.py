@@ -11,7 +11,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from citebible_pipeline.query import labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
-from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, span_cosines
+from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
@@ -209,7 +208,7 @@ class Engine:
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
             if o.need_depth and prior:  # recall for every routed need; equal weights told apart by the query's cosine
-                cosines = partial(span_cosines, self.pool_tables(translation=o.translation, serving=snap), q)
+                cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q)
                 cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}), data)
             lap("expand")
         if o.merge:

@@ -5,7 +5,7 @@ vectors, cross-references). A model stores FEATURES; a model trained on another 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,17 +188,22 @@ def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], s
         X[has, col["xref_popularity"]] = np.maximum.reduceat(t.popularity[rows], first)
 
 
-def span_cosines(t: PoolTables, q: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The query's cosine to each span's best verse (0 for a span with no verse vectors): one product with every
-    verse, then a segment maximum, so thousands of spans cost about as much as one."""
-    lo = np.searchsorted(t.verse_ids, starts)
-    hi = np.searchsorted(t.verse_ids, ends, side="right")
-    out = np.zeros(len(starts), np.float32)
-    has = hi > lo
-    if has.any():
-        rows, first = _segments(lo[has], hi[has])
-        out[has] = np.maximum.reduceat((t.verse_vectors @ np.asarray(q, np.float32))[rows], first)
-    return out
+def verse_cosines(t: PoolTables, q: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """(starts, ends) -> the query's cosine to each span's best verse (0 for a span with no verse vectors): the
+    product with the spans' verses only, then a segment maximum."""
+    query = np.asarray(q, np.float32)
+
+    def spans(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        lo = np.searchsorted(t.verse_ids, starts)
+        hi = np.searchsorted(t.verse_ids, ends, side="right")
+        out = np.zeros(len(starts), np.float32)
+        has = hi > lo
+        if has.any():
+            rows, first = _segments(lo[has], hi[has])
+            out[has] = np.maximum.reduceat(t.verse_vectors[rows] @ query, first)
+        return out
+
+    return spans
 
 
 def candidate_vectors(t: PoolTables, cands: Sequence[Candidate], lo: np.ndarray | None = None,

@@ -131,15 +131,18 @@ Spans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]  # starts, 
 
 
 def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector_top,
-            exclude: frozenset[str] = frozenset()) -> Spans | None:
+            exclude: frozenset[str] = frozenset(), sims: np.ndarray | None = None) -> Spans | None:
     """The passages of the query's `top` nearest labels by cosine (the label vectors), nearest label first, each span
     with its label's cosine and block number; labels whose split key is in `exclude` are left out (training). None when
     the index has no vectors. The reranker reads them (query.features): a passage met through the meaning of the
-    human labels it is listed under, where the words of the labels and the sentence differ."""
+    human labels it is listed under, where the words of the labels and the sentence differ. `query` may be several
+    vectors (a label at its nearest one); `sims`: the labels' cosines, when the caller has them."""
     if index.vectors is None or not len(index) or not np.asarray(query).size:
         return None
-    sims = index.vectors @ np.asarray(query, np.float32).T
-    sims = sims.max(axis=1) if sims.ndim > 1 else sims  # several queries (the rewrites): a label's nearest one
+    if sims is None:
+        sims = index.vectors @ np.asarray(query, np.float32).T
+        sims = sims.max(axis=1) if sims.ndim > 1 else sims
+    sims = sims.copy()
     if exclude:
         sims[excluded(index.split_keys, exclude)] = -np.inf
     rows = np.argpartition(-sims, top - 1)[:top] if top < len(sims) else np.arange(len(sims))
@@ -155,6 +158,10 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
 def near_labels(index: LabelIndex, query: np.ndarray, rewrites: np.ndarray, exclude: frozenset[str] = frozenset()
                 ) -> tuple[Spans | None, Spans | None]:
     """What the reranker's label features read: the sentence's nearest labels, and those nearest to any of its step-back
-    rewrites (fewer: a rewrite names one need), so the need the rewrite reached can move the order too."""
-    return (nearest(index, query, TUNING.label_vector_top, exclude),
-            nearest(index, rewrites, TUNING.label_rewrite_top, exclude) if len(rewrites) else None)
+    rewrites (fewer: a rewrite names one need), so the need the rewrite reached can move the order too. One product
+    of the label vectors with the sentence and its rewrites."""
+    if index.vectors is None or not len(index):
+        return None, None
+    sims = index.vectors @ np.vstack([np.asarray(query, np.float32)[None, :], np.asarray(rewrites, np.float32)]).T
+    return (nearest(index, query, TUNING.label_vector_top, exclude, sims[:, 0]),
+            nearest(index, rewrites, TUNING.label_rewrite_top, exclude, sims[:, 1:].max(axis=1)) if len(rewrites) else None)

@@ -64,7 +64,10 @@ def need_candidates(themes, routed, prior: dict[tuple[int, int], float], cosines
         if not len(starts):
             continue
         spec = themes.specificity[r.theme] if themes.specificity is not None else 1.0
-        order = np.lexsort((starts, -cosines(starts, ends), -np.round(weights * spec, 6)))[:depth]
+        w = np.round(weights * spec, 6)
+        # only the passages down to the depth-th best weight (and its ties) need their cosine
+        keep = np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
+        order = keep[np.lexsort((starts[keep], -cosines(starts[keep], ends[keep]), -w[keep]))][:depth]
         for rank, i in enumerate(order, start=1):
             key = (int(starts[i]), int(ends[i]))
             if key in have:
