@@ -182,6 +182,27 @@ def test_debiased_labels_demote_a_hub_and_keep_a_rare_passage():
     assert [int(x) for x in pools[0].labels] == [3, 3, 0]  # the recorded pools are not changed
 
 
+def test_debiased_labels_by_verse_count_a_famous_verse_in_any_cut():
+    """debias_by_verse: 20 pools label Matthew 6:33 relevant, 20 others its whole chapter, each cut under the cap of 32
+    by exact span; by verse both are the one hub of 40 pools (verse 33), so both lose a grade, while a verse outside the
+    chapter (7:7, labelled in 20 pools) keeps its own count and grade."""
+    from citebible_pipeline.query.fuse import Candidate
+    from citebible_pipeline.rerank.pools import Pool
+    from citebible_pipeline.rerank.train import debias_labels
+
+    verse, chapter, prayer = (40006033, 40006033), (40006001, 40006034), (40007007, 40007007)
+
+    def pool(i):
+        cands = [Candidate(*verse, "verse", 1.0), Candidate(*chapter, "chapter", 0.5), Candidate(*prayer, "verse", 0.2)]
+        return Pool(DevQuery(f"q{i}", f"q{i}", "topic", ()), None, cands, np.zeros((3, 1)),
+                    np.array([3, 0, 2] if i < 20 else [0, 3, 0], np.int32))
+
+    pools = [pool(i) for i in range(40)]
+    assert [int(x) for x in debias_labels(pools, cap=32)[0].labels] == [3, 0, 2]  # by span: 20 each, under the cap
+    by_verse = debias_labels(pools, cap=32, by_verse=True)
+    assert [int(x) for x in by_verse[0].labels] == [2, 0, 2] and [int(x) for x in by_verse[25].labels] == [0, 2, 0]
+
+
 def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
     from citebible_pipeline.query.fuse import Candidate
     from citebible_pipeline.rerank.pools import Pool
