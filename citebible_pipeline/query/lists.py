@@ -5,13 +5,14 @@ off what retrieval saw. Every weight comes from `tuning.TUNING`."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from collections.abc import Sequence
 
 from citebible_pipeline.query.fuse import Candidate, RankedList
 from citebible_pipeline.query.labels import LabelIndex, search
 from citebible_pipeline.query.models import Analysis, SearchOptions
+from citebible_pipeline.query.route import Routed, ThemeIndex
 from citebible_pipeline.query.startup import EngineData
 from citebible_pipeline.query.tuning import TUNING
 
@@ -52,7 +53,8 @@ def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozens
                        [(s, e, "range" if e > s else "verse", w) for s, e, w in items])] if items else []
 
 
-def need_candidates(themes, routed, prior: dict[tuple[int, int], float], cosines, depth: int,
+def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tuple[int, int], float],
+                    cosines: Callable[[np.ndarray, np.ndarray], np.ndarray], depth: int,
                     have: set[tuple[int, int]]) -> list[Candidate]:
     """Recall for every routed need (RAG-Fusion keeps each sub-query's list in play): each routed theme's `depth` best
     passages by its own weight x specificity, equal weights told apart by `cosines` (the query's cosine to their best
@@ -72,8 +74,9 @@ def need_candidates(themes, routed, prior: dict[tuple[int, int], float], cosines
             key = (int(starts[i]), int(ends[i]))
             if key in have:
                 continue
-            c = out.get(key) or out.setdefault(key, Candidate(key[0], key[1], "range" if key[1] > key[0] else "verse",
-                                                              prior=prior.get(key, 0.0)))
+            c = out.get(key)
+            if c is None:
+                c = out[key] = Candidate(key[0], key[1], "range" if key[1] > key[0] else "verse", prior=prior.get(key, 0.0))
             c.hits.append(("prior", "need", "passage", rank))
     return list(out.values())
 

@@ -130,8 +130,10 @@ def load_labels(conn, space_id: int | None = None) -> LabelIndex:
         log.warning("no passage labels: materialize query_themes (document expansion is off until then)")
         return EMPTY
     ids = list(dict.fromkeys(r[0] for r in rows))
-    stored = dict(conn.execute("SELECT label_id, embedding FROM label_vectors WHERE space_id = %s", (space_id,)).fetchall()) \
-        if space_id is not None and conn.execute("SELECT to_regclass('label_vectors')").fetchone()[0] else {}
+    stored = {}
+    if space_id is not None and conn.execute("SELECT to_regclass('label_vectors')").fetchone()[0]:
+        stored = dict(conn.cursor(binary=True).execute(  # binary: ten times faster than the vectors' text form
+            "SELECT label_id, embedding FROM label_vectors WHERE space_id = %s", (space_id,)).fetchall())
     vectors = None
     if stored and all(i in stored for i in ids):
         vectors = np.stack([np.asarray(stored[i].to_numpy(), np.float32) for i in ids])
