@@ -489,8 +489,34 @@ def test_every_routed_need_brings_its_best_passages_into_the_pool():
         return np.array([near.get(int(s), 0.1) for s in starts])
 
     prior = {(50, 52): 0.4, (7, 7): 0.3}
-    got = need_candidates(idx, [Routed(0, 0.7, 0.6), Routed(1, 0.6, 0.4)], prior, cosines, 2, have={(7, 7)})
-    assert [(c.start, c.end) for c in got] == [(50, 52), (3, 3), (8, 8)]  # lament's two nearest, grief's second
-    assert got[0].level == "range" and got[0].prior == 0.4 and got[1].prior == 0.0 and got[0].score == 0.0
-    assert got[0].hits == [("prior", "need", "passage", 1)] and got[2].hits == [("prior", "need", "passage", 2)]
-    assert need_candidates(idx, [], prior, cosines, 2, set()) == []
+    routed = [Routed(0, 0.7, 0.6), Routed(1, 0.6, 0.4)]
+    for order in ("weight", "fused"):  # equal weights: both orders are the cosine order
+        got = need_candidates(idx, routed, prior, cosines, 2, have={(7, 7)}, order=order)
+        assert [(c.start, c.end) for c in got] == [(50, 52), (3, 3), (8, 8)]  # lament's two nearest, grief's second
+        assert got[0].level == "range" and got[0].prior == 0.4 and got[1].prior == 0.0 and got[0].score == 0.0
+        assert got[0].hits == [("prior", "need", "passage", 1)] and got[2].hits == [("prior", "need", "passage", 2)]
+        assert need_candidates(idx, [], prior, cosines, 2, set(), order=order) == []
+
+
+def test_a_need_chooses_its_passages_with_the_sentence():
+    """need_order 'fused': a theme's weight order and the sentence's cosine order meet by reciprocal rank, so a passage
+    of the need that fits the sentence (second by weight, nearest the sentence) comes before the need's heaviest one
+    far from it, which 'weight' keeps first. Reciprocal rank reads ranks, not weights: a passage the need barely lists
+    but the sentence is near (6) comes before the need's middle ones, still after the need's own best."""
+    from citebible_pipeline.query.lists import need_candidates
+
+    need = (np.arange(1, 7), np.arange(1, 7), np.array([1.0, 0.9, 0.8, 0.7, 0.6, 0.05]))
+    near = {1: 0.1, 2: 0.8, 3: 0.5, 4: 0.4, 5: 0.3, 6: 0.7}
+    idx = ThemeIndex(keys=["a"], kinds=["pastoral"], names=["n"], rewrites=["r"], split_keys=["a"],
+                     cue_vectors=np.eye(1, dtype=np.float32), cue_starts=np.arange(1),
+                     rewrite_vectors=np.eye(1, dtype=np.float32), passages=[need], specificity=[np.ones(6)])
+
+    def cosines(starts, ends):
+        return np.array([near[int(s)] for s in starts])
+
+    def first(order, depth=3):
+        return [c.start for c in need_candidates(idx, [Routed(0, 0.7, 1.0)], {}, cosines, depth, set(), order=order)]
+
+    assert first("weight") == [1, 2, 3]
+    assert first("fused") == [2, 3, 1]  # 2: ranks 2 and 1; 3: 3 and 3; 1 and 6 tie on their sums, 1 first by id
+    assert first("fused", 6) == [2, 3, 1, 6, 4, 5]

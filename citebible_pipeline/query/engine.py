@@ -207,9 +207,9 @@ class Engine:
                 extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
-            if o.need_depth and prior:  # recall for every routed need; equal weights told apart by the query's cosine
+            if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order)
                 cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q)
-                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}), data)
+                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}, o.need_order), data)
             lap("expand")
         if o.merge:
             cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,

@@ -55,11 +55,13 @@ def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozens
 
 def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tuple[int, int], float],
                     cosines: Callable[[np.ndarray, np.ndarray], np.ndarray], depth: int,
-                    have: set[tuple[int, int]]) -> list[Candidate]:
+                    have: set[tuple[int, int]], order: str = "fused") -> list[Candidate]:
     """Recall for every routed need (RAG-Fusion keeps each sub-query's list in play): each routed theme's `depth` best
-    passages by its own weight x specificity, equal weights told apart by `cosines` (the query's cosine to their best
-    verse: a Nave's entry lists its passages unweighted), join the pool when fusion left them out. They come unscored,
-    after the fused pool, for the reranker to judge."""
+    passages join the pool when fusion left them out. They come unscored, after the fused pool, for the reranker to
+    judge. `order` "weight": best by the theme's own weight x specificity, equal weights told apart by `cosines` (the
+    query's cosine to their best verse: a Nave's entry lists its passages unweighted); "fused": that order and the
+    cosine order fused by reciprocal rank (k = TUNING.rrf_k), so the theme says what belongs to the need and the
+    sentence which of them fits this reader."""
     out: dict[tuple[int, int], Candidate] = {}
     for r in routed:
         starts, ends, weights = themes.passages[r.theme]
@@ -67,10 +69,7 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
             continue
         spec = themes.specificity[r.theme] if themes.specificity is not None else 1.0
         w = np.round(weights * spec, 6)
-        # only the passages down to the depth-th best weight (and its ties) need their cosine
-        keep = np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
-        order = keep[np.lexsort((starts[keep], -cosines(starts[keep], ends[keep]), -w[keep]))][:depth]
-        for rank, i in enumerate(order, start=1):
+        for rank, i in enumerate(_need_order(starts, ends, w, cosines, depth, order), start=1):
             key = (int(starts[i]), int(ends[i]))
             if key in have:
                 continue
@@ -79,6 +78,19 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
                 c = out[key] = Candidate(key[0], key[1], "range" if key[1] > key[0] else "verse", prior=prior.get(key, 0.0))
             c.hits.append(("prior", "need", "passage", rank))
     return list(out.values())
+
+
+def _need_order(starts: np.ndarray, ends: np.ndarray, w: np.ndarray, cosines: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                depth: int, order: str) -> np.ndarray:
+    if order == "weight":  # only the passages down to the depth-th best weight (and its ties) need their cosine
+        keep = np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
+        return keep[np.lexsort((starts[keep], -cosines(starts[keep], ends[keep]), -w[keep]))][:depth]
+    cos = cosines(starts, ends)
+    by_weight, by_cos = np.empty(len(w)), np.empty(len(w))
+    by_weight[np.lexsort((starts, -cos, -w))] = np.arange(len(w))
+    by_cos[np.lexsort((starts, -cos))] = np.arange(len(w))
+    k = TUNING.rrf_k
+    return np.lexsort((starts, -(1.0 / (k + 1 + by_weight) + 1.0 / (k + 1 + by_cos))))[:depth]
 
 
 def crossref_list(refs: Sequence[tuple[int, int, int, int]]) -> RankedList | None:

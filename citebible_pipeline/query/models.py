@@ -59,6 +59,9 @@ class SearchOptions(BaseModel, frozen=True):
                             "pool whatever the fusion says (recall first; 0: the fused top `pool` only)")
     need_depth: int = Field(TUNING.list_depth, ge=0, le=50, description="each routed theme's best this many passages join the pool when "
                             "fusion left them out (recall for every need; 0: off)")
+    need_order: Literal["fused", "weight"] = Field("fused", description="how a routed theme's best passages are chosen "
+                                                  "(lists.need_candidates): 'weight' by the theme's weight x specificity, "
+                                                  "'fused' that order and the sentence's cosine by reciprocal rank")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
