@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.route import SPAN, excluded, runs_of, span_sums, specificity
+from citebible_pipeline.query.route import SPAN, excluded, flatten, runs_of, span_sums, specificity
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -39,19 +39,18 @@ class LabelIndex:
         return len(self.texts)
 
     @cached_property
-    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every label's spans end to end (starts, ends) and where each label's begin (len + 1 offsets)."""
-        sizes = np.array([len(p[0]) for p in self.passages], np.int64)
-        empty = np.zeros(0, np.int64)
-        return (np.concatenate([p[0] for p in self.passages] + [empty]), np.concatenate([p[1] for p in self.passages] + [empty]),
-                np.r_[0, np.cumsum(sizes)])
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every label's spans end to end (route.flatten: starts, ends, label of each) and where each label's begin
+        (len + 1 offsets)."""
+        starts, ends, groups = flatten(self.passages)
+        return starts, ends, groups, np.r_[0, np.cumsum(np.bincount(groups, minlength=len(self.passages)))]
 
     @cached_property
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """Every label's spans merged into runs, sorted (route.runs_of): how many labels touch a passage at all, how
         famous it is among the labels, against which the labels near one sentence are counted (query.features)."""
-        starts, ends, offsets = self.flat
-        lo, hi = runs_of(starts, ends, np.repeat(np.arange(len(self.passages)), np.diff(offsets)))
+        starts, ends, groups, _ = self.flat
+        lo, hi = runs_of(starts, ends, groups)
         return np.sort(lo), np.sort(hi)
 
 
@@ -148,7 +147,7 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
     rows = np.argpartition(-sims, top - 1)[:top] if top < len(sims) else np.arange(len(sims))
     rows = rows[np.lexsort((rows, -sims[rows]))]  # nearest first, ties by label order
     rows = rows[np.isfinite(sims[rows])]
-    starts, ends, offsets = index.flat
+    starts, ends, _, offsets = index.flat
     lo, sizes = offsets[rows], offsets[rows + 1] - offsets[rows]
     at = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
     return (starts[at], ends[at], np.repeat(sims[rows].astype(np.float32), sizes), np.repeat(np.arange(len(rows)), sizes),

@@ -156,20 +156,23 @@ def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[
     span_max): array work, no loop over verses."""
     if not passages:
         return []
-    table = coverage_table(passages)
-    starts = np.concatenate([s for s, _, _ in passages] + [np.zeros(0, np.int64)])
-    ends = np.concatenate([e for _, e, _ in passages] + [np.zeros(0, np.int64)])
-    return np.split(span_max(table, starts, ends), np.cumsum([len(s) for s, _, _ in passages])[:-1])
+    starts, ends, groups = flatten(passages)
+    return np.split(span_max(coverage_of(starts, ends, groups), starts, ends), np.cumsum([len(s) for s, _, _ in passages])[:-1])
 
 
 Coverage = tuple[np.ndarray, list[np.ndarray]]  # segment cuts along the verse ids, sparse table of the max coverage
 
 
+def flatten(passages: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every list's spans (themes', labels') end to end: starts, ends, and the list each span came from."""
+    empty = np.zeros(0, np.int64)
+    return (np.concatenate([p[0] for p in passages] + [empty]), np.concatenate([p[1] for p in passages] + [empty]),
+            np.repeat(np.arange(len(passages)), [len(p[0]) for p in passages]))
+
+
 def coverage_table(passages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Coverage:
     """How many of the lists (themes, labels) cover each stretch of verse ids (coverage_of)."""
-    empty = np.zeros(0, np.int64)
-    return coverage_of(np.concatenate([p[0] for p in passages] + [empty]), np.concatenate([p[1] for p in passages] + [empty]),
-                       np.repeat(np.arange(len(passages)), [len(p[0]) for p in passages]))
+    return coverage_of(*flatten(passages))
 
 
 def runs_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
