@@ -520,3 +520,27 @@ def test_a_need_chooses_its_passages_with_the_sentence():
     assert first("weight") == [1, 2, 3]
     assert first("fused") == [2, 3, 1]  # 2: ranks 2 and 1; 3: 3 and 3; 1 and 6 tie on their sums, 1 first by id
     assert first("fused", 6) == [2, 3, 1, 6, 4, 5]
+
+
+def test_the_prior_tells_apart_the_passages_a_need_weighs_alike_by_the_sentence():
+    """prior_list: a Nave's entry lists its passages unweighted, so a need ties many at one weight; the sentence's
+    cosine orders the tied ones (canonical order without it), never a lighter passage before a heavier one, and only
+    the passages down to the cut are scored."""
+    from citebible_pipeline.query.lists import prior_list
+
+    prior = {(10, 10): 0.5, (20, 22): 0.5, (30, 30): 0.5, (40, 40): 0.9, (50, 50): 0.2}
+    near = {10: 0.1, 20: 0.6, 30: 0.3, 40: 0.0, 50: 0.99}
+    asked: list[int] = []
+
+    def cosines(starts, ends):
+        asked.extend(int(s) for s in starts)
+        return np.array([near[int(s)] for s in starts])
+
+    def order(cos, pool=5):
+        return [s for s, _, _, _ in prior_list(prior, pool, cos).items]
+
+    assert order(None) == [40, 10, 20, 30, 50]
+    assert order(cosines) == [40, 20, 30, 10, 50]
+    asked.clear()
+    assert order(cosines, pool=2) == [40, 20] and 50 not in asked  # the 0.2 passage is below the cut: not scored
+    assert prior_list(prior, 5, cosines).items[1] == (20, 22, "range", 0.5)  # the weights travel unchanged

@@ -198,7 +198,10 @@ class Engine:
                           f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
                 return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note, data=data)
             lap("floor")
-            fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool)] if prior else [])
+            # the sentence tells apart passages a need weighs alike (the prior's ties, a need's own candidates)
+            cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q) if prior else None
+            ties = cosines if o.prior_ties == "cosine" else None
+            fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool, ties)] if prior else [])
                      + lists.label_lists(data.labels, clean, o, exclude))
             cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)
             lap("fuse")
@@ -208,7 +211,6 @@ class Engine:
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
             if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order)
-                cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q)
                 cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}, o.need_order), data)
             lap("expand")
         if o.merge:

@@ -39,8 +39,21 @@ def retrieval_lists(rows, variants, o: SearchOptions) -> list[RankedList]:
     return out
 
 
-def prior_list(prior: dict[tuple[int, int], float], pool: int) -> RankedList:
-    ranked = sorted(prior.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
+def prior_list(prior: dict[tuple[int, int], float], pool: int,
+               cosines: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> RankedList:
+    """The prior's best `pool` passages as a list. A need's Nave's entries list their passages unweighted, so a routed
+    need ties a hundred passages at one weight; `cosines` (the query's cosine to a span's best verse) tells the tied
+    ones apart, as it does for a need's own candidates. Without it ties go in canonical order, and a lament need's
+    list began Genesis 32:11, Genesis 43:14, Exodus 17:4 whatever the sentence said."""
+    keys = np.array(list(prior), np.int64).reshape(-1, 2)
+    w = np.round(np.fromiter(prior.values(), np.float64, len(prior)), 6)
+    if cosines is not None and len(w) > pool:  # only the passages down to the pool-th best weight (and its ties)
+        keep = np.flatnonzero(w >= np.partition(w, len(w) - pool)[len(w) - pool])
+    else:
+        keep = np.arange(len(w))
+    cos = cosines(keys[keep, 0], keys[keep, 1]) if cosines is not None and len(keep) else np.zeros(len(keep))
+    order = keep[np.lexsort((keys[keep, 1], keys[keep, 0], -cos, -w[keep]))][:pool]
+    ranked = [((int(keys[i, 0]), int(keys[i, 1])), prior[(int(keys[i, 0]), int(keys[i, 1]))]) for i in order]
     return RankedList("prior", "prior", "passage", TUNING.prior_list_weight,
                       [(s, e, "range" if e > s else "verse", w) for (s, e), w in ranked])
 

@@ -5,6 +5,7 @@ import time
 from dagster import (
     AssetCheckResult,
     AssetExecutionContext,
+    Config,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -20,8 +21,15 @@ from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.labels import build_labels
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_entries, nave_subjects
+from citebible_pipeline.themes.vocabulary import PASTORAL_MERGES, build_vocabulary, load_pastoral, nave_entries, nave_subjects
 from citebible_pipeline.partitions import default_translation
+
+
+class ThemesConfig(Config):
+    # how a pastoral theme merges its topics' votes and its own Nave's entries: "noisy_or" (the default, as every other
+    # source merges) or "agree" (the mean of the two sources, read by verse: vocabulary.agree; measured and left off,
+    # README "Eleventh step")
+    pastoral_merge: str = "noisy_or"
 
 
 @asset(
@@ -34,14 +42,17 @@ from citebible_pipeline.partitions import default_translation
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "
     "passage's training-side labels (topic names, Nave's sub-entries) for document expansion, in words and as vectors.",
 )
-def query_themes(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource) -> MaterializeResult:
+def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres: PostgresResource,
+                 embedder: EmbedderResource) -> MaterializeResult:
+    if config.pastoral_merge not in PASTORAL_MERGES:
+        raise ValueError(f"query_themes config pastoral_merge must be one of {PASTORAL_MERGES}, got {config.pastoral_merge!r}")
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
         nave_rows, names, training, heldout = (training_nave_passages(conn), web_name_words(conn),
                                                training_topic_passages(conn), heldout_keys(conn))
         themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
-                                          heldout, nave_entries(nave_rows, names))
+                                          heldout, nave_entries(nave_rows, names), config.pastoral_merge)
         labels = build_labels(training, nave_rows, heldout)
         active = active_space(conn)
         if active is None:
@@ -62,7 +73,8 @@ def query_themes(context: AssetExecutionContext, postgres: PostgresResource, emb
                                               ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
         "missing_topics": MetadataValue.json(report["missing_topics"]),
         "missing_naves": MetadataValue.json(report["missing_naves"]),
-        "nave_subjects_joined": report["nave_subjects_joined"], "nave_subject_themes": report["nave_subject_themes"],
+        "pastoral_merge": config.pastoral_merge, "nave_subjects_joined": report["nave_subjects_joined"],
+        "nave_subject_themes": report["nave_subject_themes"],
         "labels_by_source": MetadataValue.json({src: sum(lab.source == src for lab in labels) for src in ("openbible", "naves")}),
         "seconds": round(time.perf_counter() - started, 1),
     })
