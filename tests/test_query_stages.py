@@ -45,13 +45,16 @@ def test_references_inside_a_sentence_are_found():
     "I feel so alone since the divorce",
     # crisis and trauma in the wording of screening instruments' items (PHQ-9 item 9, C-SSRS, PCL-5)
     "Sometimes I think I'd be better off dead", "I keep having flashbacks of that night", "I have been hurting myself",
+    # the same items said of someone else (a parent, a friend): each item in every person
+    "My son says he wants to kill himself", "Our daughter tried to take her own life", "My friend wishes she were dead",
 ])
 def test_pastoral_intent(text):
     assert analyze(validate(text)).pastoral, pastoral_score(text)
 
 
 @pytest.mark.parametrize("text", ["justification by faith", "the armor of God", "Paul's teaching on grace",
-                                  "recipe for bread", "the Sadducees and the resurrection"])
+                                  "recipe for bread", "the Sadducees and the resurrection",
+                                  "Judas killed himself", "Saul took his own life in battle"])
 def test_study_and_everyday_queries_are_not_pastoral(text):
     assert not analyze(validate(text)).pastoral, pastoral_score(text)
 

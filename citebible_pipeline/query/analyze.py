@@ -39,12 +39,23 @@ DISTRESS = (
     "addict", "drinking", "drunk", "relapse", "porn",
     "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
-    # crisis and trauma, from published screening instruments' items in the reader's own voice (PHQ-9 item 9,
-    # the C-SSRS screener, NIMH's ASQ; the PCL-5's trauma symptoms), not from any query set
-    "better off dead", "want to die", "wish i was dead", "wish i were dead", "kill myself", "killing myself",
-    "end my life", "take my own life", "hurting myself", "harm myself", "self-harm", "not wake up",
-    "nightmare", "flashback", "trauma", "ptsd",
+    # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
+    # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
+    "better off dead", "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd",
 )
+_SELF = ("myself", "yourself", "himself", "herself", "themselves", "themself")
+_POSSESSIVE = ("my", "your", "his", "her", "their")
+# The instruments ask in the second person ("thoughts of killing yourself"); a reader says it of herself, and a parent
+# or a friend of someone else ("my son says he wants to kill himself"), so each item is matched in every person.
+CRISIS = (
+    *(f"{verb} {who}" for verb in ("kill", "killing", "killed", "hurting", "hurt", "harm", "harming") for who in _SELF),
+    *(f"{verb} {whose} {own}life" for verb in ("end", "ending", "take", "taking", "took")
+      for whose in _POSSESSIVE for own in ("", "own ")),
+    *(f"{wish} {who} {be} dead" for wish in ("wish", "wishes", "wished") for who in ("i", "you", "he", "she", "they")
+      for be in ("was", "were")),
+    "want to die", "wants to die", "wanted to die",
+)
+DISTRESS = DISTRESS + CRISIS
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 _OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
 _NT = re.compile(r"\b(new testament|gospels?|epistles?|apostle paul|paul's letters)\b", re.I)
