@@ -312,3 +312,17 @@ def test_every_routed_need_brings_its_best_passages_into_the_pool(engine):
     assert added and not any(h[1] == "need" for c in off.candidates for h in c.hits)
     assert {c.key for c in off.candidates} < {c.key for c in on.candidates}
     assert len({c.key for c in on.candidates}) == len(on.candidates)  # nothing admitted twice
+
+
+def test_the_prior_ties_switch_reads_the_sentence_only_where_asked(engine):
+    """prior_ties: 'canonical' (the default) and 'cosine' order the prior list's tied passages differently for a
+    pastoral sentence whose needs tie passages (the flagship's lament need ties ~150); 'pastoral' is 'cosine' on
+    pastoral intent and 'canonical' on a study question."""
+    def prior_items(text, ties):
+        r = engine.rank(text, SearchOptions(rerank=False, merge=False, prior_ties=ties))
+        return [c.key for c in r.candidates if any(h[0] == "prior" and h[1] == "prior" for h in c.hits)]
+
+    canonical, cosine = prior_items(FLAGSHIP, "canonical"), prior_items(FLAGSHIP, "cosine")
+    assert canonical != cosine and prior_items(FLAGSHIP, "pastoral") == cosine
+    study = "What did Paul teach about justification by faith?"
+    assert prior_items(study, "pastoral") == prior_items(study, "canonical")

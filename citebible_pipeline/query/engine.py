@@ -200,7 +200,7 @@ class Engine:
             lap("floor")
             # the sentence tells apart passages a need weighs alike (the prior's ties, a need's own candidates)
             cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q) if prior else None
-            ties = cosines if o.prior_ties == "cosine" else None
+            ties = cosines if o.prior_ties == "cosine" or (o.prior_ties == "pastoral" and analysis.pastoral) else None
             fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool, ties)] if prior else [])
                      + lists.label_lists(data.labels, clean, o, exclude))
             cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)

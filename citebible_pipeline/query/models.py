@@ -62,9 +62,10 @@ class SearchOptions(BaseModel, frozen=True):
     need_order: Literal["fused", "weight"] = Field("fused", description="how a routed theme's best passages are chosen "
                                                   "(lists.need_candidates): 'weight' by the theme's weight x specificity, "
                                                   "'fused' that order and the sentence's cosine by reciprocal rank")
-    prior_ties: Literal["canonical", "cosine"] = Field("canonical", description="how the prior list orders passages of "
-                                                       "equal weight (lists.prior_list): in canonical order, or by the "
-                                                       "sentence's cosine to their best verse (measured and left off)")
+    prior_ties: Literal["canonical", "cosine", "pastoral"] = Field("canonical", description="how the prior list orders "
+                                                       "passages of equal weight (lists.prior_list): in canonical order, by "
+                                                       "the sentence's cosine to their best verse, or by it on pastoral "
+                                                       "intent only (both measured and left off)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
