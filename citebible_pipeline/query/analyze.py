@@ -26,6 +26,18 @@ from citebible_pipeline.query.models import MAX_QUERY_CHARS, Analysis, QueryVali
 from citebible_pipeline.query.text import FIRST_PERSON, WORD
 from citebible_pipeline.query.tuning import TUNING
 
+_SELF = ("myself", "yourself", "himself", "herself", "themselves", "themself")
+_POSSESSIVE = ("my", "your", "his", "her", "their")
+# The instruments ask in the second person ("thoughts of killing yourself"); a reader says it of herself, and a parent
+# or a friend of someone else ("my son says he wants to kill himself"), so each item is matched in every person.
+CRISIS = (
+    *(f"{verb} {who}" for verb in ("kill", "killing", "killed", "hurting", "hurt", "harm", "harming") for who in _SELF),
+    *(f"{verb} {whose} {own}life" for verb in ("end", "ending", "take", "taking", "took")
+      for whose in _POSSESSIVE for own in ("", "own ")),
+    *(f"{wish} {who} {be} dead" for wish in ("wish", "wishes", "wished") for who in ("i", "you", "he", "she", "they")
+      for be in ("was", "were")),
+    "want to die", "wants to die", "wanted to die",
+)
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -41,21 +53,8 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
-    "better off dead", "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd",
+    "better off dead", "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd", *CRISIS,
 )
-_SELF = ("myself", "yourself", "himself", "herself", "themselves", "themself")
-_POSSESSIVE = ("my", "your", "his", "her", "their")
-# The instruments ask in the second person ("thoughts of killing yourself"); a reader says it of herself, and a parent
-# or a friend of someone else ("my son says he wants to kill himself"), so each item is matched in every person.
-CRISIS = (
-    *(f"{verb} {who}" for verb in ("kill", "killing", "killed", "hurting", "hurt", "harm", "harming") for who in _SELF),
-    *(f"{verb} {whose} {own}life" for verb in ("end", "ending", "take", "taking", "took")
-      for whose in _POSSESSIVE for own in ("", "own ")),
-    *(f"{wish} {who} {be} dead" for wish in ("wish", "wishes", "wished") for who in ("i", "you", "he", "she", "they")
-      for be in ("was", "were")),
-    "want to die", "wants to die", "wanted to die",
-)
-DISTRESS = DISTRESS + CRISIS
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 _OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
 _NT = re.compile(r"\b(new testament|gospels?|epistles?|apostle paul|paul's letters)\b", re.I)

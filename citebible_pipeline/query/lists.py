@@ -46,16 +46,18 @@ def prior_list(prior: dict[tuple[int, int], float], pool: int,
     ones apart, as it does for a need's own candidates. Without it ties go in canonical order, and a lament need's
     list began Genesis 32:11, Genesis 43:14, Exodus 17:4 whatever the sentence said."""
     keys = np.array(list(prior), np.int64).reshape(-1, 2)
-    w = np.round(np.fromiter(prior.values(), np.float64, len(prior)), 6)
-    if cosines is not None and len(w) > pool:  # only the passages down to the pool-th best weight (and its ties)
-        keep = np.flatnonzero(w >= np.partition(w, len(w) - pool)[len(w) - pool])
-    else:
-        keep = np.arange(len(w))
+    values = np.fromiter(prior.values(), np.float64, len(prior))
+    w = np.round(values, 6)
+    keep = _down_to(w, pool) if cosines is not None else np.arange(len(w))
     cos = cosines(keys[keep, 0], keys[keep, 1]) if cosines is not None and len(keep) else np.zeros(len(keep))
     order = keep[np.lexsort((keys[keep, 1], keys[keep, 0], -cos, -w[keep]))][:pool]
-    ranked = [((int(keys[i, 0]), int(keys[i, 1])), prior[(int(keys[i, 0]), int(keys[i, 1]))]) for i in order]
     return RankedList("prior", "prior", "passage", TUNING.prior_list_weight,
-                      [(s, e, "range" if e > s else "verse", w) for (s, e), w in ranked])
+                      [(int(s), int(e), "range" if e > s else "verse", float(values[i])) for i, (s, e) in zip(order, keys[order])])
+
+
+def _down_to(w: np.ndarray, depth: int) -> np.ndarray:
+    """The rows down to the depth-th best weight and its ties: only they can be chosen, so only they need a cosine."""
+    return np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
 
 
 def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozenset[str]) -> list[RankedList]:
@@ -95,8 +97,8 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
 
 def _need_order(starts: np.ndarray, ends: np.ndarray, w: np.ndarray, cosines: Callable[[np.ndarray, np.ndarray], np.ndarray],
                 depth: int, order: str) -> np.ndarray:
-    if order == "weight":  # only the passages down to the depth-th best weight (and its ties) need their cosine
-        keep = np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
+    if order == "weight":
+        keep = _down_to(w, depth)
         return keep[np.lexsort((starts[keep], -cosines(starts[keep], ends[keep]), -w[keep]))][:depth]
     cos = cosines(starts, ends)
     by_weight, by_cos = np.empty(len(w)), np.empty(len(w))

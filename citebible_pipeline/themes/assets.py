@@ -21,7 +21,7 @@ from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.labels import build_labels
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.themes.vocabulary import PASTORAL_MERGES, build_vocabulary, load_pastoral, nave_entries, nave_subjects
+from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_entries, nave_subjects
 from citebible_pipeline.partitions import default_translation
 
 
@@ -44,8 +44,6 @@ class ThemesConfig(Config):
 )
 def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres: PostgresResource,
                  embedder: EmbedderResource) -> MaterializeResult:
-    if config.pastoral_merge not in PASTORAL_MERGES:
-        raise ValueError(f"query_themes config pastoral_merge must be one of {PASTORAL_MERGES}, got {config.pastoral_merge!r}")
     started = time.perf_counter()
     emb = embedder.get()
     with postgres.connect() as conn:
