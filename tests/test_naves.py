@@ -241,6 +241,24 @@ def test_a_need_weighs_a_passage_by_how_far_its_two_sources_agree():
     assert agree(votes, {}) == votes and agree({}, listed) == listed
 
 
+def test_a_voted_span_longer_than_any_chapter_is_not_a_passage():
+    from citebible_pipeline.gold.access import TrainingPassage
+    from citebible_pipeline.themes.labels import build_labels
+    from citebible_pipeline.themes.vocabulary import MAX_PASSAGE_VERSES, topic_weights, within_span
+
+    votes = [TrainingPassage("gods faithfulness", 40006001, 40019030, 18, None),  # Matthew 6:1-19:30, 510 verses
+             TrainingPassage("gods faithfulness", 25003022, 25003023, 9, None),  # Lamentations 3:22-23
+             TrainingPassage("gods faithfulness", 19119001, 19119176, 3, None),  # Psalm 119, the longest chapter
+             TrainingPassage("gods faithfulness", 40006025, 40007029, 2, None)]  # a range across two chapters
+    kept, skipped = within_span(votes)
+    assert MAX_PASSAGE_VERSES == 176 and skipped == 1 and kept == votes[1:]
+    # the slip no longer sets the topic's best vote: the verse voted 9 times leads the prior and the labels
+    weights = topic_weights(kept)["gods faithfulness"]
+    assert weights[(25003022, 25003023)] == 1.0 and (40006001, 40019030) not in weights
+    assert (40006001, 40019030) not in build_labels(kept, [])[0].passages
+    assert within_span(votes, 0) == (votes, 0)  # 0 reads every span, as before
+
+
 def test_nave_training_queries_take_the_evaluation_rule_one_query_per_text():
     from citebible_pipeline.gold.access import TrainingNavePassage
     from citebible_pipeline.rerank.pools import nave_queries

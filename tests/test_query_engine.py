@@ -326,3 +326,13 @@ def test_the_prior_ties_switch_reads_the_sentence_only_where_asked(engine):
     assert canonical != cosine and prior_items(FLAGSHIP, "pastoral") == cosine
     study = "What did Paul teach about justification by faith?"
     assert prior_items(study, "pastoral") == prior_items(study, "canonical")
+
+
+def test_need_intent_reads_a_first_person_sentence_nearest_a_need_as_pastoral(engine):
+    """need_intent (off by default): a first-person sentence without a lexicon word whose nearest theme is a pastoral
+    need gets pastoral intent and its routing; a first-person study question nearest a topic name does not."""
+    quiet = "Since my wife moved out the house is so quiet"  # nearest theme: the troubled-marriage need
+    off, on = engine.rank(quiet, SearchOptions()), engine.rank(quiet, SearchOptions(need_intent=True))
+    assert not off.analysis.pastoral and on.analysis.pastoral and on.analysis.pastoral_score > off.analysis.pastoral_score
+    study = "I want to learn what Paul taught about grace"
+    assert not engine.rank(study, SearchOptions(need_intent=True)).analysis.pastoral

@@ -213,6 +213,23 @@ def test_a_clause_states_a_need_only_when_a_theme_fits_it_as_well_as_the_sentenc
     assert clause_needs(idx, both, pastoral=False) == [0, 1] and clause_needs(idx, rows, pastoral=False) == []
 
 
+def test_a_first_person_sentence_nearest_a_need_reads_as_pastoral_only_where_asked():
+    from citebible_pipeline.query.analyze import with_need
+    from citebible_pipeline.query.route import nearest_is_need
+
+    idx = _index()
+    near_need = np.array([0.0, 0.8, 0.0, 0.6], np.float32)  # the grief need's cue (0.8) before topic:grief (0.6)
+    near_topic = np.array([0.0, 0.0, 1.0, 0.0], np.float32)  # pizza
+    assert nearest_is_need(idx, near_need) and not nearest_is_need(idx, near_topic)
+    assert not nearest_is_need(idx, near_need, exclude=frozenset({"pastoral:grief"}))  # training leaves its own need out
+    plain = analyze(validate("I have been carrying this for years"))  # first person, no lexicon word: not pastoral
+    assert plain.first_person and not plain.pastoral
+    read = with_need(plain)
+    assert read.pastoral and read.pastoral_score == pytest.approx(plain.pastoral_score + 0.3)
+    study = analyze(validate("the armor of God"))  # no first person: a need nearby does not make it pastoral
+    assert with_need(study) == study and not study.first_person
+
+
 def test_floor_calibration_separates_and_keeps_answerable_queries():
     rng = np.random.default_rng(1)
     pos = [dict(zip(FEATURES, (0.6 + 0.1 * rng.random(), 0.5, 0.7, 0.5, 0.3, 0.9))) for _ in range(100)]

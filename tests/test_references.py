@@ -62,6 +62,17 @@ def test_canon_counts():
     assert format_id(45014026) == "Romans 14:26"
 
 
+def test_a_span_counts_its_verses_across_chapters_and_books():
+    from citebible_pipeline.bible.canon import longest_chapter, span_verses
+
+    assert span_verses(43003016, 43003016) == 1
+    assert span_verses(40006025, 40007029) == 10 + 29  # Matthew 6:25-34 and all of Matthew 7
+    assert span_verses(19119001, 19119176) == longest_chapter() == 176  # Psalm 119, the longest chapter
+    assert span_verses(40006001, 40019030) == 510  # a voted slip: Matthew 6:1-19:30
+    assert span_verses(1001001, 66022021) == 31103  # Genesis 1:1 to Revelation 22:21 crosses every book
+    assert span_verses(19023000, 19023006) == 6  # verse 0, a chapter's own id, is no verse
+
+
 def test_every_formatted_reference_parses_back_including_deuterocanon_names():
     """Found by the soak: 'DanGr 11:11' formatted as 'Daniel (Greek) 11:11', which did not parse back (a 500)."""
     for text in ("DanGr 11:11", "Tob 1:1", "Sir 2:1-3", "Ps 23", "1 Cor 13:4-7"):

@@ -121,6 +121,27 @@ def verses_in_chapter_of(vid: int) -> int:
     return by_order(order).verses_in(chapter)
 
 
+def span_verses(start: int, end: int) -> int:
+    """How many WEB verses a bbcccvvv span covers, across chapters and books (verse 0, a chapter's own id, is none)."""
+    (b1, c1, v1), (b2, c2, v2) = split_id(start), split_id(end)
+    total = 0
+    for order in range(b1, b2 + 1):
+        book = by_order(order)
+        first, last = (c1 if order == b1 else 1), (c2 if order == b2 else book.chapters)
+        for ch in range(first, last + 1):
+            n = book.verses_in(ch)
+            lo = v1 if (order, ch) == (b1, c1) else 1
+            hi = v2 if (order, ch) == (b2, c2) else n
+            total += max(0, min(hi, n) - max(lo, 1) + 1)
+    return total
+
+
+@cache
+def longest_chapter() -> int:
+    """The most verses one chapter holds (Psalm 119's 176 in the WEB)."""
+    return max(max(b.chapter_verses) for b in books())
+
+
 ROM, JN3 = 45, 64
 
 

@@ -83,9 +83,17 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def pastoral_score(text: str) -> float:
+def _words(text: str) -> tuple[str, set[str]]:
     low = text.lower().replace("\u2019", "'")
-    words = set(WORD.findall(low))
+    return low, set(WORD.findall(low))
+
+
+def first_person(text: str) -> bool:
+    return bool(_words(text)[1] & FIRST_PERSON)
+
+
+def pastoral_score(text: str) -> float:
+    low, words = _words(text)
     first = bool(words & FIRST_PERSON)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem))
     plea = any(_has(low, words, p) for p in PLEA)
@@ -111,4 +119,14 @@ def analyze(text: str) -> Analysis:
     score = pastoral_score(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    testament=testament_hint(text), references=refs)
+                    first_person=first_person(text), testament=testament_hint(text), references=refs)
+
+
+def with_need(analysis: Analysis) -> Analysis:
+    """The intent of a first-person sentence whose nearest theme is a pastoral need (the engine checks that, with
+    the sentence's vector): the need the theme names counts as one distress word, so a reader who states a need in
+    words the lexicon lacks is still read as one (SearchOptions.need_intent)."""
+    if analysis.pastoral or not analysis.first_person:
+        return analysis
+    score = round(min(1.0, analysis.pastoral_score + TUNING.distress_weight), 3)
+    return analysis.model_copy(update={"pastoral": score >= TUNING.pastoral_threshold, "pastoral_score": score})

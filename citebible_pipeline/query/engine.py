@@ -20,7 +20,7 @@ from citebible_pipeline.db.connection import database_url, get_pool, statement_t
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import display as disp
 from citebible_pipeline.query import labels as expansion, lists
-from citebible_pipeline.query.analyze import analyze, validate
+from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, verse_cosines
@@ -33,7 +33,7 @@ from citebible_pipeline.query.rerank import Reranker, RerankInputs
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
-from citebible_pipeline.query.route import clause_needs, clauses, prior_scores, route
+from citebible_pipeline.query.route import clause_needs, clauses, nearest_is_need, prior_scores, route
 from citebible_pipeline.query.slots import fill
 from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.query.serving import Follower, Serving, describe, load_serving, read_versions
@@ -168,6 +168,8 @@ class Engine:
         q = vecs[0]
         lap("embed")
         themes = data.themes
+        if o.need_intent and analysis.first_person and not analysis.pastoral and nearest_is_need(themes, q, exclude):
+            analysis = with_need(analysis)
         routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]

@@ -66,6 +66,8 @@ class SearchOptions(BaseModel, frozen=True):
                                                        "passages of equal weight (lists.prior_list): in canonical order, by "
                                                        "the sentence's cosine to their best verse, or by it on pastoral "
                                                        "intent only (both measured and left off)")
+    need_intent: bool = Field(False, description="a first-person sentence whose nearest theme is a pastoral need has "
+                              "pastoral intent, as if it held one distress word (analyze.with_need; measured, README)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
@@ -77,6 +79,7 @@ class Analysis(BaseModel):
     query_type: str  # reference | search
     pastoral: bool
     pastoral_score: float
+    first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None

@@ -73,6 +73,12 @@ def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: 
     return scores[:, 0] if single else scores
 
 
+def nearest_is_need(index: ThemeIndex, query: np.ndarray, exclude: frozenset[str] = frozenset()) -> bool:
+    """Whether the theme nearest the sentence (no pastoral bonus: intent is what is being decided) is a pastoral need."""
+    scores = theme_scores(index, query, pastoral=False, exclude=exclude)
+    return bool(len(scores)) and bool(index.pastoral_mask[int(np.argmax(scores))])
+
+
 def excluded(split_keys: list[str], exclude: frozenset[str]) -> np.ndarray:
     """Which rows (themes, labels) a query leaves out by split key: its own and its near duplicates'."""
     return np.fromiter((k in exclude for k in split_keys), bool, len(split_keys))

@@ -21,7 +21,13 @@ from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.labels import build_labels
 from citebible_pipeline.themes.store import unique_cues, write_themes
-from citebible_pipeline.themes.vocabulary import build_vocabulary, load_pastoral, nave_entries, nave_subjects
+from citebible_pipeline.themes.vocabulary import (
+    build_vocabulary,
+    load_pastoral,
+    nave_entries,
+    nave_subjects,
+    within_span,
+)
 from citebible_pipeline.partitions import default_translation
 
 
@@ -30,6 +36,9 @@ class ThemesConfig(Config):
     # source merges) or "agree" (the mean of the two sources, read by verse: vocabulary.agree; measured and left off,
     # README "Eleventh step")
     pastoral_merge: str = "noisy_or"
+    # the longest voted span read as a passage: 0 reads every span (the default); vocabulary.MAX_PASSAGE_VERSES (176,
+    # the longest chapter) skips the longer ones (measured and left off, README "Twelfth step")
+    max_passage_verses: int = 0
 
 
 @asset(
@@ -49,6 +58,9 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
     with postgres.connect() as conn:
         nave_rows, names, training, heldout = (training_nave_passages(conn), web_name_words(conn),
                                                training_topic_passages(conn), heldout_keys(conn))
+        training, overlong = within_span(training, config.max_passage_verses)
+        if overlong:
+            context.log.info(f"{overlong} voted spans longer than {config.max_passage_verses} verses skipped")
         themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
                                           heldout, nave_entries(nave_rows, names), config.pastoral_merge)
         labels = build_labels(training, nave_rows, heldout)
@@ -71,7 +83,8 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
                                               ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
         "missing_topics": MetadataValue.json(report["missing_topics"]),
         "missing_naves": MetadataValue.json(report["missing_naves"]),
-        "pastoral_merge": config.pastoral_merge, "nave_subjects_joined": report["nave_subjects_joined"],
+        "pastoral_merge": config.pastoral_merge, "overlong_spans_skipped": overlong,
+        "max_passage_verses": config.max_passage_verses, "nave_subjects_joined": report["nave_subjects_joined"],
         "nave_subject_themes": report["nave_subject_themes"],
         "labels_by_source": MetadataValue.json({src: sum(lab.source == src for lab in labels) for src in ("openbible", "naves")}),
         "seconds": round(time.perf_counter() - started, 1),

@@ -20,6 +20,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, field_validator
 
+from citebible_pipeline.bible.canon import longest_chapter, span_verses
 from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.naves.queries import is_need, readable
@@ -35,6 +36,11 @@ PASTORAL_NAVE_WEIGHT = 1.0
 # How a pastoral theme merges its two sources (build_vocabulary `pastoral_merge`): "noisy_or" (default) or "agree"
 # (measured and left off: README, "Eleventh step").
 PASTORAL_MERGES = ("agree", "noisy_or")
+# Rule stated before measuring (issue 22, twelfth step): no chapter holds more verses than Psalm 119's 176, so a voted
+# span longer than that is an entry slip, not a passage a reader can be shown ("gods faithfulness" votes Matthew
+# 6:1-19:30, 510 verses, 18 times), so the themes and labels may skip it (query_themes config `max_passage_verses`;
+# measured and left off: it lowered the dev sentences' nDCG@10 under four seeds, README "Twelfth step").
+MAX_PASSAGE_VERSES = longest_chapter()
 
 
 class PastoralTheme(BaseModel, frozen=True):
@@ -81,6 +87,13 @@ class Theme:
     split_key: str
     cues: list[str]
     passages: dict[tuple[int, int], float] = field(default_factory=dict)
+
+
+def within_span(training: Iterable[TrainingPassage], max_verses: int = MAX_PASSAGE_VERSES) -> tuple[list[TrainingPassage], int]:
+    """The voted passages no longer than `max_verses` (0: all), and how many were longer."""
+    rows = list(training)
+    kept = [r for r in rows if not max_verses or span_verses(r.start_id, r.end_id) <= max_verses]
+    return kept, len(rows) - len(kept)
 
 
 def passage_weights(rows: Sequence[TrainingPassage]) -> dict[tuple[int, int], float]:
