@@ -328,6 +328,13 @@ def test_the_prior_ties_switch_reads_the_sentence_only_where_asked(engine):
     assert prior_items(study, "pastoral") == prior_items(study, "canonical")
 
 
+def test_learned_genre_weights_read_the_built_themes(engine):
+    """genre_weights 'learned': the pastoral needs' human lists hold psalms far more than the other themes do and
+    genealogies far less, so the weights read from the built themes say so; the set table is the default."""
+    w = engine.data.learned_boosts
+    assert w["psalm"] > 1.0 > w["genealogy"] > 0 and SearchOptions().genre_weights == "set"
+
+
 def test_need_intent_reads_a_first_person_sentence_nearest_a_need_as_pastoral(engine):
     """need_intent (off by default): a first-person sentence without a lexicon word whose nearest theme is a pastoral
     need gets pastoral intent and its routing; a first-person study question nearest a topic name does not."""

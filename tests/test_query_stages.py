@@ -179,6 +179,25 @@ def test_genre_boost_is_soft_and_only_when_asked():
     assert out[0].start == 2  # the prior lifts the voted passage
 
 
+def test_learned_genre_weights_are_the_needs_lift_over_the_other_themes():
+    from citebible_pipeline.query.boost import learned_boosts
+
+    genres = {1: "psalm", 2: "psalm", 3: "epistle", 4: "genealogy", 5: "epistle"}
+    kinds = ["pastoral", "topic", "topic"]
+    passages = [(np.array([1, 3]), np.array([1, 3]), np.array([1.0, 1.0])),  # the need: half psalm, half epistle
+                (np.array([2, 3, 4]), np.array([2, 3, 4]), np.array([0.5, 1.0, 0.5])),  # the rest: a quarter psalm
+                (np.array([5, 9]), np.array([5, 9]), np.array([1.0, 7.0]))]  # verse 9 has no genre: not counted
+    weights = learned_boosts(kinds, passages, genres)
+    # psalm: 0.5 of the need against 0.5 / 3 of the rest -> lift 3; epistle 0.5 against 2 / 3 -> 0.75; genealogy 0
+    assert weights == pytest.approx({"psalm": 3 ** 0.5, "epistle": 0.75 ** 0.5, "genealogy": 0.0})
+    assert learned_boosts(kinds, passages, genres, power=1.0)["psalm"] == pytest.approx(3.0)
+    assert learned_boosts(["topic"], passages[1:2], genres) == {}  # no need to read a lift from
+    # final_scores never multiplies by 0 (min_genre_boost), so a genre no need lists still keeps a floor
+    c = Candidate(4, 4, "verse", 1.0)
+    c.genre = "genealogy"
+    assert final_scores([c], use_prior=False, genre_boosts=weights, testament=None, testament_of=lambda _: "OT")[0].score > 0
+
+
 def _index() -> ThemeIndex:
     vecs = np.eye(4, dtype=np.float32)
     return ThemeIndex(keys=["pastoral:grief", "topic:pizza", "topic:grief"], kinds=["pastoral", "topic", "topic"],

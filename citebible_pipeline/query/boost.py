@@ -3,10 +3,32 @@ soft genre weight on pastoral intent (multiplicative, never x0) and a testament 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.tuning import TUNING
+
+
+def learned_boosts(kinds: Sequence[str], passages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   genres: Mapping[int, str], power: float = TUNING.learned_boost_power) -> dict[str, float]:
+    """Genre weights as the training side shows them (SearchOptions.genre_weights 'learned'): a genre's lift is its
+    share of the pastoral needs' human-judged passage weight over its share of the other themes' (a passage counts by
+    its first verse's genre, as a candidate does), taken to `power` so it stays a soft factor. The set table
+    (genre_boosts) was written by hand; this one is read from the votes and Nave's listings."""
+    need: dict[str, float] = defaultdict(float)
+    rest: dict[str, float] = defaultdict(float)
+    for kind, (starts, _ends, weights) in zip(kinds, passages):
+        side = need if kind == "pastoral" else rest
+        for start, w in zip(starts.tolist(), weights.tolist()):
+            if (genre := genres.get(start)) is not None:
+                side[genre] += w
+    total_need, total_rest = sum(need.values()), sum(rest.values())
+    if not total_need or not total_rest:
+        return {}
+    return {g: ((need.get(g, 0.0) / total_need) / (w / total_rest)) ** power for g, w in rest.items() if w > 0}
 
 
 def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: Mapping[str, float] | None,

@@ -241,7 +241,9 @@ class Engine:
               testament: str | None, data: EngineData | None = None) -> list[Candidate]:
         """Stage 8 (also how training measures a reranker as served): the prior is added only where no
         learned reranker already weighed it; the genre boost only on pastoral intent."""
-        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=(data or self.data).boosts if (o.boost and pastoral) else None,
+        d = data or self.data
+        weights = d.boosts if o.genre_weights == "set" else d.learned_boosts
+        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
                             testament=testament if o.boost else None,
                             testament_of=lambda vid: book_of(vid).testament)
 

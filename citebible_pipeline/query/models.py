@@ -41,6 +41,9 @@ class SearchOptions(BaseModel, frozen=True):
         "or by its most listed verse ('verse': Psalm 34:17-20 and 34:18 one passage; measured, README), or by exact "
         "span over all themes pooled ('all')")
     boost: bool = Field(True, description="soft genre boost on pastoral intent")
+    genre_weights: Literal["set", "learned"] = Field("set", description="the genre boost's weights: the set table "
+                                                    "(genre_boosts) or read from the training side's themes "
+                                                    "(boost.learned_boosts; measured, README)")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")
     diversify: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by maximal marginal "

@@ -19,6 +19,7 @@ import numpy as np
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
+from citebible_pipeline.query.boost import learned_boosts
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
@@ -58,6 +59,7 @@ class EngineData:
     genres: dict[int, str]  # verse id -> genre (WEB)
     chapter_genres: dict[int, str]  # a chapter result's start id -> genre (WEB)
     boosts: dict[str, float]
+    learned_boosts: dict[str, float]  # read from the themes' passages (boost.learned_boosts)
     lexicon: frozenset[str]
     floor: Floor | None
     common: tuple[str, ...]  # lexemes too common for full text
@@ -79,10 +81,12 @@ def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> Engi
     chapter_genres = dict(conn.execute(
         "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
         " AND translation = %s", (space_id, DEFAULT_TRANSLATION)))
+    themes = load_themes(conn, space_id, encode_queries)
     return EngineData(
-        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), labels=load_labels(conn, space_id), genres=genres,
+        space_id=space_id, dims=stored.dims, themes=themes, labels=load_labels(conn, space_id), genres=genres,
         chapter_genres=chapter_genres,
         boosts={g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")},
+        learned_boosts=learned_boosts(themes.kinds, themes.passages, genres),
         lexicon=lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,))),
         floor=load_floor(conn, space_id), common=tuple(common_lexemes(conn, space_id)),
         pericopes=load_pericopes(conn, space_id),

@@ -50,6 +50,8 @@ class Tuning:
     prior_weight: float = _w(0.6, "set by hand: final = fused/best + 0.6 * prior/best, so the fused order leads on a tie")
     specificity_power: float = _w(1.0, "rule stated before measuring: plain smoothed IDF over the themes (1); 2 was "
                                   "the only other value tried, on the dev sentences (README, issue 22)")
+    learned_boost_power: float = _w(0.5, "rule stated before measuring: the square root of a genre's lift, so the learned "
+                                    "weights stay soft like the set ones (boost.learned_boosts; measured, README)")
     testament_boost: float = _w(1.1, "rule: a named testament is a hint, +10 %, never a filter")
     min_genre_boost: float = _w(0.05, "rule: a soft boost never multiplies by 0 (architecture)")
     blend_k: int = _w(60, "rule stated before measuring: the RRF paper's k again, so the learned and the fused order "
