@@ -250,7 +250,7 @@ def test_a_voted_span_longer_than_any_chapter_is_not_a_passage():
              TrainingPassage("gods faithfulness", 25003022, 25003023, 9, None),  # Lamentations 3:22-23
              TrainingPassage("gods faithfulness", 19119001, 19119176, 3, None),  # Psalm 119, the longest chapter
              TrainingPassage("gods faithfulness", 40006025, 40007029, 2, None)]  # a range across two chapters
-    kept, skipped = within_span(votes)
+    kept, skipped = within_span(votes, MAX_PASSAGE_VERSES)
     assert MAX_PASSAGE_VERSES == 176 and skipped == 1 and kept == votes[1:]
     # the slip no longer sets the topic's best vote: the verse voted 9 times leads the prior and the labels
     weights = topic_weights(kept)["gods faithfulness"]

@@ -243,10 +243,11 @@ def test_a_first_person_sentence_nearest_a_need_reads_as_pastoral_only_where_ask
     assert not nearest_is_need(idx, near_need, exclude=frozenset({"pastoral:grief"}))  # training leaves its own need out
     plain = analyze(validate("I have been carrying this for years"))  # first person, no lexicon word: not pastoral
     assert plain.first_person and not plain.pastoral
-    read = with_need(plain)
+    read = with_need(plain, lambda: True)
     assert read.pastoral and read.pastoral_score == pytest.approx(plain.pastoral_score + 0.3)
+    assert with_need(plain, lambda: False) == plain  # nearest a topic name: as it was
     study = analyze(validate("the armor of God"))  # no first person: a need nearby does not make it pastoral
-    assert with_need(study) == study and not study.first_person
+    assert with_need(study, lambda: True) == study and not study.first_person
 
 
 def test_floor_calibration_separates_and_keeps_answerable_queries():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from citebible_pipeline.bible.references import (
     ReferenceError,
@@ -83,22 +84,20 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def _words(text: str) -> tuple[str, set[str]]:
+def _read(text: str) -> tuple[float, bool]:
+    """The pastoral score and whether the sentence is in the first person (one reading of its words for both)."""
     low = text.lower().replace("\u2019", "'")
-    return low, set(WORD.findall(low))
-
-
-def first_person(text: str) -> bool:
-    return bool(_words(text)[1] & FIRST_PERSON)
-
-
-def pastoral_score(text: str) -> float:
-    low, words = _words(text)
+    words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem))
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
-    return round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
+    score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
+    return score, first
+
+
+def pastoral_score(text: str) -> float:
+    return _read(text)[0]
 
 
 def testament_hint(text: str) -> str | None:
@@ -116,17 +115,18 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score = pastoral_score(text)
+    score, first = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first_person(text), testament=testament_hint(text), references=refs)
+                    first_person=first, testament=testament_hint(text), references=refs)
 
 
-def with_need(analysis: Analysis) -> Analysis:
-    """The intent of a first-person sentence whose nearest theme is a pastoral need (the engine checks that, with
-    the sentence's vector): the need the theme names counts as one distress word, so a reader who states a need in
-    words the lexicon lacks is still read as one (SearchOptions.need_intent)."""
-    if analysis.pastoral or not analysis.first_person:
+def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:
+    """The intent of a first-person sentence whose nearest theme is a pastoral need (`nearest_is_need`: the engine's
+    check with the sentence's vector, asked only of a first-person sentence not already pastoral): the need the theme
+    names counts as one distress word, so a reader who states a need in words the lexicon lacks is still read as one
+    (SearchOptions.need_intent)."""
+    if analysis.pastoral or not analysis.first_person or not nearest_is_need():
         return analysis
     score = round(min(1.0, analysis.pastoral_score + TUNING.distress_weight), 3)
     return analysis.model_copy(update={"pastoral": score >= TUNING.pastoral_threshold, "pastoral_score": score})

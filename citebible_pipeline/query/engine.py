@@ -168,8 +168,8 @@ class Engine:
         q = vecs[0]
         lap("embed")
         themes = data.themes
-        if o.need_intent and analysis.first_person and not analysis.pastoral and nearest_is_need(themes, q, exclude):
-            analysis = with_need(analysis)
+        if o.need_intent:
+            analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]

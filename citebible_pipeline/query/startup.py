@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
-from citebible_pipeline.query.boost import learned_boosts
+from citebible_pipeline.query import boost
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
@@ -59,12 +60,17 @@ class EngineData:
     genres: dict[int, str]  # verse id -> genre (WEB)
     chapter_genres: dict[int, str]  # a chapter result's start id -> genre (WEB)
     boosts: dict[str, float]
-    learned_boosts: dict[str, float]  # read from the themes' passages (boost.learned_boosts)
     lexicon: frozenset[str]
     floor: Floor | None
     common: tuple[str, ...]  # lexemes too common for full text
     pericopes: Pericopes
     translations: frozenset[str]
+
+    @cached_property
+    def learned_boosts(self) -> dict[str, float]:
+        """The genre weights read from the themes (SearchOptions.genre_weights 'learned', off by default): made on
+        first use, so engine start-up does not pay for a switch nobody set."""
+        return boost.learned_boosts(self.themes.kinds, self.themes.passages, self.genres)
 
 
 def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> EngineData:
@@ -81,12 +87,10 @@ def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> Engi
     chapter_genres = dict(conn.execute(
         "SELECT id / 1000 * 1000 + verse_start, genre FROM passage_embeddings WHERE space_id = %s AND level = 'chapter'"
         " AND translation = %s", (space_id, DEFAULT_TRANSLATION)))
-    themes = load_themes(conn, space_id, encode_queries)
     return EngineData(
-        space_id=space_id, dims=stored.dims, themes=themes, labels=load_labels(conn, space_id), genres=genres,
+        space_id=space_id, dims=stored.dims, themes=load_themes(conn, space_id, encode_queries), labels=load_labels(conn, space_id), genres=genres,
         chapter_genres=chapter_genres,
         boosts={g: float(w) for g, w in conn.execute("SELECT genre, weight FROM genre_boosts")},
-        learned_boosts=learned_boosts(themes.kinds, themes.passages, genres),
         lexicon=lexicon(r[0] for r in conn.execute("SELECT text FROM verses WHERE translation = %s", (DEFAULT_TRANSLATION,))),
         floor=load_floor(conn, space_id), common=tuple(common_lexemes(conn, space_id)),
         pericopes=load_pericopes(conn, space_id),

@@ -89,7 +89,7 @@ class Theme:
     passages: dict[tuple[int, int], float] = field(default_factory=dict)
 
 
-def within_span(training: Iterable[TrainingPassage], max_verses: int = MAX_PASSAGE_VERSES) -> tuple[list[TrainingPassage], int]:
+def within_span(training: Iterable[TrainingPassage], max_verses: int) -> tuple[list[TrainingPassage], int]:
     """The voted passages no longer than `max_verses` (0: all), and how many were longer."""
     rows = list(training)
     kept = [r for r in rows if not max_verses or span_verses(r.start_id, r.end_id) <= max_verses]
