@@ -254,7 +254,7 @@ def test_label_vectors_reach_the_rerankers_features_and_training_leaves_its_own_
 def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):
     """On the real themes: the passage the most pastoral needs list keeps less weight among the needs than pooled
     with every topic name, and `specific_scope` switches the rule (the prior of a pastoral sentence changes)."""
-    from citebible_pipeline.query.route import span_keys
+    from citebible_pipeline.query.spans import span_keys
 
     th = engine.data.themes
     needs = [i for i, k in enumerate(th.kinds) if k == "pastoral"]

@@ -12,8 +12,9 @@ from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
 from citebible_pipeline.query.route import (
-    Routed, ThemeIndex, clause_needs, coverage_table, prior_scores, route, span_max, specificity, stated, verse_df,
+    Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated, verse_df,
 )
+from citebible_pipeline.query.spans import coverage_table, span_max
 from citebible_pipeline.query.slots import fill, serves
 
 
@@ -230,6 +231,22 @@ def test_a_clause_states_a_need_only_when_a_theme_fits_it_as_well_as_the_sentenc
     both = np.vstack([sentence, clear, np.array([0.0, 0.0, 0.9, 0.0], np.float32)])  # pizza stated plainly
     assert 1 in [r.theme for r in route(idx, both, pastoral=False)]
     assert clause_needs(idx, both, pastoral=False) == [0, 1] and clause_needs(idx, rows, pastoral=False) == []
+
+
+def test_the_needs_row_keeps_a_need_that_a_topic_name_wins_every_row_for():
+    from citebible_pipeline.query.tuning import TUNING
+
+    idx = _index()
+    sentence = np.array([0.0, 0.3, 0.9, 0.0], np.float32)  # pizza (0.9) far ahead of the grief need (0.3 + bonus)
+    clause = np.array([0.6, 0.0, 0.0, 0.0], np.float32)  # the need, but below the sentence's best: not a stated row
+    rows = np.vstack([sentence, clause])
+    assert [r.theme for r in route(idx, rows, pastoral=True)] == [1]
+    both = route(idx, rows, pastoral=True, need_row=True)
+    assert [r.theme for r in both] == [1, 0]  # the sentence's row for pizza, the needs' row for grief (its clause)
+    assert both[1].weight == pytest.approx(1 / 2) and both[1].score == pytest.approx(0.6 + TUNING.pastoral_bonus)
+    # the row is for pastoral intent only, and leaves out what training leaves out
+    assert route(idx, rows, pastoral=False, need_row=True) == route(idx, rows, pastoral=False)
+    assert [r.theme for r in route(idx, rows, pastoral=True, need_row=True, exclude=frozenset({"pastoral:grief"}))] == [1]
 
 
 def test_a_first_person_sentence_nearest_a_need_reads_as_pastoral_only_where_asked():
@@ -495,7 +512,7 @@ def test_a_famous_verse_is_one_passage_however_its_spans_are_cut():
 
 
 def test_the_most_listed_verse_of_any_span_is_the_brute_force_count():
-    """route.span_max over coverage_table: for spans that need not be any list's own (a candidate, a chapter), reaching
+    """spans.span_max over coverage_table: for spans that need not be any list's own (a candidate, a chapter), reaching
     before, across and past every listed verse, the most lists covering one of its verses."""
     rng = np.random.default_rng(11)
     lists = []

@@ -203,6 +203,21 @@ def test_debiased_labels_by_verse_count_a_famous_verse_in_any_cut():
     assert [int(x) for x in by_verse[0].labels] == [2, 0, 2] and [int(x) for x in by_verse[25].labels] == [0, 2, 0]
 
 
+def test_balanced_pastoral_weight_makes_the_cues_weigh_what_the_rest_weighs():
+    from citebible_pipeline.rerank.pools import Pool
+    from citebible_pipeline.rerank.train import pastoral_repeats
+
+    def pool(kind, i):
+        return Pool(DevQuery(f"{kind}{i}", f"{kind}{i}", kind, ()), None, [], np.zeros((0, 1)), np.zeros(0, np.int32))
+
+    train = [pool("topic", i) for i in range(90)] + [pool("nave", i) for i in range(10)] + [pool("pastoral", i) for i in range(3)]
+    assert pastoral_repeats(train, 0) == 33  # 100 other pools over 3 cues' pools, rounded
+    assert pastoral_repeats(train, 5) == 5  # a set weight is kept as set
+    assert pastoral_repeats(train[:100], 0) == 1  # no cue: nothing to weigh
+    with pytest.raises(ValueError, match="pastoral_weight"):
+        pastoral_repeats(train, -1)
+
+
 def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
     from citebible_pipeline.query.fuse import Candidate
     from citebible_pipeline.rerank.pools import Pool

@@ -179,7 +179,8 @@ class Engine:
         # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
         # (the floor keeps the sentence's own routing: it was calibrated on that)
         need_rows = np.vstack([vecs[1:], llm_vecs])
-        needs_routed = route(themes, np.vstack([vecs, llm_vecs]), analysis.pastoral, exclude=exclude) if llm_texts else routed
+        needs_routed = (route(themes, np.vstack([vecs, llm_vecs]), analysis.pastoral, exclude=exclude, need_row=o.need_row)
+                        if llm_texts or (o.need_row and analysis.pastoral) else routed)
         prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
         lap("rewrite")
 

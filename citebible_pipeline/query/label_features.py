@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from citebible_pipeline.query.route import runs_of, runs_touching
+from citebible_pipeline.query.spans import runs_of, runs_touching
 
 
 def label_features(X: np.ndarray, col: Mapping[str, int], sentence: tuple | None, rewrites: tuple | None,

@@ -16,7 +16,8 @@ from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.route import SPAN, excluded, flatten, runs_of, span_sums, specificity
+from citebible_pipeline.query.route import excluded, specificity
+from citebible_pipeline.query.spans import SPAN, flatten, runs_of, span_sums
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -40,14 +41,14 @@ class LabelIndex:
 
     @cached_property
     def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every label's spans end to end (route.flatten: starts, ends, label of each) and where each label's begin
+        """Every label's spans end to end (spans.flatten: starts, ends, label of each) and where each label's begin
         (len + 1 offsets)."""
         starts, ends, groups = flatten(self.passages)
         return starts, ends, groups, np.r_[0, np.cumsum(np.bincount(groups, minlength=len(self.passages)))]
 
     @cached_property
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every label's spans merged into runs, sorted (route.runs_of): how many labels touch a passage at all, how
+        """Every label's spans merged into runs, sorted (spans.runs_of): how many labels touch a passage at all, how
         famous it is among the labels, against which the labels near one sentence are counted (query.features)."""
         starts, ends, groups, _ = self.flat
         lo, hi = runs_of(starts, ends, groups)

@@ -11,6 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
+from citebible_pipeline.query.spans import SPAN, coverage_of, flatten, span_keys, span_max, span_sums
 from citebible_pipeline.query.tuning import TUNING
 
 
@@ -85,12 +86,17 @@ def excluded(split_keys: list[str], exclude: frozenset[str]) -> np.ndarray:
 
 
 def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNING.top_themes, margin: float = TUNING.margin,
-          exclude: frozenset[str] = frozenset()) -> list[Routed]:
+          exclude: frozenset[str] = frozenset(), need_row: bool = False) -> list[Routed]:
     """Per row (the whole query, then each clause): the best themes within `margin` of that row's best,
     weighted by a softmax of similarity; each row holds an equal share of the routing mass, so a
-    second need in the sentence is not drowned by the first."""
+    second need in the sentence is not drowned by the first. `need_row` (on pastoral intent only): one more
+    row, the pastoral needs alone (`needs_row`)."""
     scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude)
     rows = stated(scores)
+    needs = needs_row(index, scores, exclude) if need_row and pastoral else None
+    if needs is not None and np.isfinite(needs).any():
+        scores = np.column_stack([scores, needs])
+        rows = [*rows, scores.shape[1] - 1]
     n_rows = len(rows)
     best_score: dict[int, float] = {}
     mass: dict[int, float] = {}
@@ -106,6 +112,15 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
     ranked = sorted(mass, key=lambda i: (-mass[i], -best_score[i]))[:top]
     total = sum(mass[i] for i in ranked)
     return [Routed(i, best_score[i], mass[i] / total) for i in ranked]
+
+
+def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
+    """The needs' own routing row: each pastoral need at its best over the sentence and every clause (a clause stating
+    no topic may still state the need: "I'm a pastor | I'm completely burned out"), every topic out of it. A topic name
+    sharing one noun with the sentence ("hating your brother" for "anger toward God for letting my brother die") can
+    win every row; this row is held by the needs alone, at the equal share every stated row holds."""
+    keep = index.pastoral_mask & ~excluded(index.split_keys, exclude) if exclude else index.pastoral_mask
+    return np.where(keep, scores.max(axis=1), -np.inf)
 
 
 def stated(scores: np.ndarray) -> list[int]:
@@ -166,74 +181,6 @@ def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[
     return np.split(span_max(coverage_of(starts, ends, groups), starts, ends), np.cumsum([len(s) for s, _, _ in passages])[:-1])
 
 
-Coverage = tuple[np.ndarray, list[np.ndarray]]  # segment cuts along the verse ids, sparse table of the max coverage
-
-
-def flatten(passages: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every list's spans (themes', labels') end to end: starts, ends, and the list each span came from."""
-    empty = np.zeros(0, np.int64)
-    return (np.concatenate([p[0] for p in passages] + [empty]), np.concatenate([p[1] for p in passages] + [empty]),
-            np.repeat(np.arange(len(passages)), [len(p[0]) for p in passages]))
-
-
-def coverage_table(passages: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Coverage:
-    """How many of the lists (themes, labels) cover each stretch of verse ids (coverage_of)."""
-    return coverage_of(*flatten(passages))
-
-
-def runs_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's spans (a list's spans share a group) merged into disjoint runs (first id, last id): one sort, the
-    groups kept apart by an offset, so a list counts once per verse."""
-    if len(starts) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    offset = np.asarray(groups, np.int64) * SPAN
-    s, e = np.asarray(starts, np.int64) + offset, np.asarray(ends, np.int64) + offset
-    order = np.argsort(s, kind="stable")
-    s, reach = s[order], np.maximum.accumulate(e[order])
-    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
-    return s[first] - offset[order][first], np.maximum.reduceat(reach, first) - offset[order][first]
-
-
-def runs_touching(runs: tuple[np.ndarray, np.ndarray], starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """How many runs overlap each span [start, end]: those beginning by its end, less those over before its start.
-    `runs`: the runs' first ids and last ids, each sorted on its own (binary searches)."""
-    lo, hi = runs
-    return np.searchsorted(lo, ends, "right") - np.searchsorted(hi, starts, "left")
-
-
-def coverage_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> Coverage:
-    """How many groups cover each stretch of verse ids: their runs (runs_of) counted along the ids (a sweep), and a
-    sparse table over the counts for range maxima (span_max)."""
-    if len(starts) == 0:
-        return np.zeros(0, np.int64), [np.zeros(0, np.int64)]
-    lo, hi = runs_of(starts, ends, groups)
-    hi = hi + 1
-    cuts, inverse = np.unique(np.concatenate([lo, hi]), return_inverse=True)
-    cover = np.cumsum(np.bincount(inverse, weights=np.r_[np.ones(len(lo)), -np.ones(len(hi))], minlength=len(cuts)))
-    table = [np.rint(cover).astype(np.int64)]  # table[j][i]: the max over cover[i : i + 2**j]
-    while 2 ** len(table) <= len(cover):
-        prev, w = table[-1], 2 ** (len(table) - 1)
-        table.append(np.maximum(prev[:-w], prev[w:]))
-    return cuts, table
-
-
-def span_max(coverage: Coverage, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The most lists covering any one verse of each span (0 for a span no list covers)."""
-    cuts, table = coverage
-    df = np.zeros(len(starts), np.int64)
-    if not len(cuts):
-        return df
-    i = np.searchsorted(cuts, starts, "right") - 1  # the coverage segment holding each span's first id
-    j = np.searchsorted(cuts, ends, "right") - 1
-    inside = j >= 0
-    i = np.maximum(i, 0)
-    level = np.floor(np.log2(np.maximum(j - i + 1, 1))).astype(np.int64)
-    for lv in np.unique(level[inside]):
-        m = inside & (level == lv)
-        df[m] = np.maximum(table[lv][i[m]], table[lv][j[m] - 2 ** lv + 1])
-    return df
-
-
 SCOPE_FIELDS = {"layer": "specificity", "verse": "specificity_verse", "all": "specificity_all"}  # ThemeIndex field per scope
 
 
@@ -252,16 +199,3 @@ def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True,
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)
     return {(int(k // SPAN), int(k % SPAN)): float(w) for k, w in zip(keys, sums)}
-
-
-SPAN = 1_000_000_000  # verse ids are below it: one int64 key per (start, end)
-
-
-def span_keys(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    return starts * SPAN + ends
-
-
-def span_sums(starts: np.ndarray, ends: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The summed weight of each distinct (start, end): packed keys (span_keys, ascending) and their sums."""
-    keys, inverse = np.unique(span_keys(starts, ends), return_inverse=True)
-    return keys, np.bincount(inverse, weights=weights)

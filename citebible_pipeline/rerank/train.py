@@ -95,6 +95,17 @@ def chapter_labels(pools: Sequence[Pool], drop: int, by_share: bool = False) -> 
     return out
 
 
+def pastoral_repeats(train: Sequence[Pool], weight: int) -> int:
+    """How many times each pastoral-cue pool enters training: `weight`, or with 0 as many as makes the cues' pools
+    weigh what every other training pool together weighs (one intent, one half), at least once."""
+    if weight < 0:
+        raise ValueError(f"pastoral_weight must be 0 (balanced) or a repeat count of 1 or more, got {weight}")
+    if weight > 0:
+        return weight
+    cues = sum(p.query.kind == "pastoral" for p in train)
+    return max(1, round((len(train) - cues) / cues)) if cues else 1
+
+
 def training_hash(pools: Sequence[Pool], settings: dict) -> str:
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for p in pools:
