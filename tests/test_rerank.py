@@ -218,6 +218,34 @@ def test_balanced_pastoral_weight_makes_the_cues_weigh_what_the_rest_weighs():
         pastoral_repeats(train, -1)
 
 
+def test_composite_sentences_join_a_cue_to_nouns_off_its_need_and_keep_its_grades():
+    from citebible_pipeline.query.route import ThemeIndex
+    from citebible_pipeline.rerank.pools import composite_queries
+
+    def listed(*spans):
+        return np.array([s for s, _ in spans]), np.array([e for _, e in spans]), np.ones(len(spans))
+
+    need = listed((19088001, 19088018), (19042005, 19042005))
+    topics = [listed((40027057, 40027061), (19088010, 19088010), (1, 1), (2, 2), (3, 3)),  # shares Psalm 88:10
+              listed((20001001, 20001005), (1, 1), (2, 2), (3, 3), (4, 4)),
+              listed((2020012, 2020012), (1, 1), (2, 2), (3, 3), (4, 4)),
+              listed((19042001, 19042011), (1, 1), (2, 2), (3, 3), (4, 4)),  # covers Psalm 42:5
+              listed((5, 5))]  # under 5 passages: not a topic query
+    n = 1 + len(topics)
+    idx = ThemeIndex(keys=[f"k{i}" for i in range(n)], kinds=["pastoral"] + ["topic"] * len(topics),
+                     names=["lament", "Burial", "Proverbs", "Mothers", "Hope", "Rare"], rewrites=["r"] * n,
+                     split_keys=[f"k{i}" for i in range(n)], cue_vectors=np.eye(n, dtype=np.float32),
+                     cue_starts=np.arange(n), rewrite_vectors=np.eye(n, dtype=np.float32), passages=[need, *topics])
+    gold = (Passage(19088001, 19088018, 3), Passage(19042005, 19042005, 2))
+    cues = [DevQuery("i am angry at god", "pastoral:lament", "pastoral", gold),
+            DevQuery("grief", "grief", "topic", (Passage(1, 1, 3),))]
+    got = composite_queries(idx, cues, 3, seed=7)
+    assert sorted(q.text for q in got) == ["i am angry at god, because of mothers", "i am angry at god, because of proverbs"]
+    assert all(q.kind == "composite" and q.exclude == "pastoral:lament" and q.passages == gold for q in got)
+    assert [q.text for q in composite_queries(idx, cues, 1, seed=7)][0] in {q.text for q in got}
+    assert composite_queries(idx, cues[1:], 3, seed=7) == []  # topic names get none
+
+
 def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
     from citebible_pipeline.query.fuse import Candidate
     from citebible_pipeline.rerank.pools import Pool
@@ -236,7 +264,7 @@ def test_chapter_labels_drop_a_grade_for_whole_chapters_only():
     assert [int(x) for x in chapter_labels(shared, 0, by_share=True)[0].labels] == [3, 1, 2, 1]
 
 
-def test_nave_training_queries_follow_the_evaluation_rule_and_read_no_held_out_key_of_either_source(full_db, engine):
+def test_nave_and_composite_training_queries_follow_the_rules_and_read_no_held_out_key_of_either_source(full_db, engine):
     from citebible_pipeline.gold.access import training_nave_passages
     from citebible_pipeline.gold.nave_set import web_name_words
     from citebible_pipeline.rerank.pools import nave_queries
@@ -246,8 +274,11 @@ def test_nave_training_queries_follow_the_evaluation_rule_and_read_no_held_out_k
         heldout = [q.text for s in ("heldout_topics", "nave_heldout") for q in eval_queries(conn, s)]
     assert nave and all(q.kind == "nave" and len(q.passages) >= 3 for q in nave)
     assert {p.grade for q in nave for p in q.passages} == {2}  # a Nave's listing: half a top-voted passage
-    kept, report = training_queries(engine, heldout, topics=40, seed=5, nave=nave)
+    kept, report = training_queries(engine, heldout, topics=40, seed=5, nave=nave, composites=1)
     keys = {split_key(h) for h in heldout}
     assert any(q.kind == "nave" for q in kept)
+    cues = {q.text: q for q in kept if q.kind == "pastoral"}
+    mixed = [q for q in kept if q.kind == "composite"]  # the composite sentences pass the same guard
+    assert mixed and all(cues[q.text.split(", because of ")[0]].passages == q.passages for q in mixed)
     assert not [q.text for q in kept if split_key(q.text) in keys or q.exclude in keys]
     assert report.checked == len(kept) + report.dropped and report.checked > len(nave)  # the guard saw every one

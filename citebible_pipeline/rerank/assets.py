@@ -56,6 +56,10 @@ class RerankConfig(Config):
     # Or a chapter's grade scaled by the share of its verses the query's votes cover, rounded up (the same function;
     # the rule fixed before measuring). False: as covered.
     chapter_label_share: bool = False
+    # Each training pastoral cue joined to this many topic names it shares no verse with ("<cue>, because of <topic>"),
+    # graded as the cue, so a noun-level match is a negative (rerank.pools.composite_queries; 3 the rule fixed before
+    # measuring, README "Fourteenth step"). 0: none.
+    composites: int = 0
 
 
 class CrossEncoderConfig(Config):
@@ -68,7 +72,7 @@ class CrossEncoderConfig(Config):
 
 
 def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource, topics: int, seed: int,
-           with_nave: bool = False):
+           with_nave: bool = False, composites: int = 0):
     from citebible_pipeline.gold.access import training_nave_passages
     from citebible_pipeline.gold.nave_set import web_name_words
     from citebible_pipeline.query.engine import Engine
@@ -79,8 +83,9 @@ def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder:
     with postgres.connect() as conn:
         heldout = [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]
         nave = nave_queries(training_nave_passages(conn), web_name_words(conn)) if with_nave else []
-    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed, nave)
-    context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'nave' for q in queries):,} Nave's entries);"
+    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed, nave, composites)
+    context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'nave' for q in queries):,} Nave's entries,"
+                     f" {sum(q.kind == 'composite' for q in queries):,} composite sentences);"
                      f" leakage guard dropped {len(leak.same_key)} held-out keys and {len(leak.near_duplicates)} near duplicates")
     pools = collect(engine, queries, progress=context.log.info)
     train, valid = split(pools)
@@ -98,9 +103,9 @@ def _validate(engine, valid, model, name: str) -> dict:
     from citebible_pipeline.rerank.train import quality
 
     rows = {}
-    for kind in ("topic", "pastoral", "nave"):
+    for kind in ("topic", "pastoral", "nave", "composite"):
         part = [p for p in valid if p.query.kind == kind]
-        if kind == "nave" and not part:  # only when nave_queries is on
+        if kind in ("nave", "composite") and not part:  # only when nave_queries / composites are on
             continue
         rows[(kind, "fused (no rerank)")] = quality(engine, part, None)
         rows[(kind, name)] = quality(engine, part, model)
@@ -132,7 +137,8 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
                                                  train_features, training_hash)
 
     started = time.perf_counter()
-    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries)
+    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries,
+                                                  config.composites)
     debiased = debias_labels(train + valid, config.debias_cap, config.debias_by_verse)  # propensity counted over every training-side pool
     debiased = chapter_labels(debiased, config.chapter_grade_drop, config.chapter_label_share)
     train, valid = debiased[: len(train)], debiased[len(train):]
@@ -143,7 +149,8 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
                 "debias_by_verse": config.debias_by_verse, "chapter_grade_drop": config.chapter_grade_drop,
-                "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "features": list(FEATURES)}
+                "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "composites": config.composites,
+                "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}
     with postgres.connect() as conn:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.route import ThemeIndex
 from citebible_pipeline.query.rerank import RerankInputs, Reranker
 from citebible_pipeline.naves.queries import is_query, readable
 from citebible_pipeline.themes.devset import DevQuery, dev_queries
@@ -72,8 +74,40 @@ def leakage_guard(queries: Sequence[DevQuery], heldout: Sequence[str], encode: C
 
 
 def training_queries(engine: Engine, heldout: Sequence[str], topics: int, seed: int,
-                     nave: Sequence[DevQuery] = ()) -> tuple[list[DevQuery], LeakageReport]:
-    return leakage_guard([*dev_queries(engine.themes, topics=topics, seed=seed), *nave], heldout, engine.encode)
+                     nave: Sequence[DevQuery] = (), composites: int = 0) -> tuple[list[DevQuery], LeakageReport]:
+    queries = dev_queries(engine.themes, topics=topics, seed=seed)
+    extra = composite_queries(engine.themes, queries, composites, seed) if composites else []
+    return leakage_guard([*queries, *nave, *extra], heldout, engine.encode)
+
+
+def composite_queries(index: ThemeIndex, queries: Sequence[DevQuery], per_cue: int, seed: int) -> list[DevQuery]:
+    """Reader-like sentences with a distracting noun (issue 22): each pastoral cue joined to `per_cue` topic names drawn
+    from the topic queries' population (5+ voted passages) sharing no verse with the cue's need, graded as the cue, its
+    need left out of routing as the cue's is, so the topic's passages are what a noun-level match would wrongly bring."""
+    rows = [i for i, k in enumerate(index.kinds) if k == "topic" and len(index.passages[i][0]) >= 5]
+    rng = random.Random(seed)
+    out: list[DevQuery] = []
+    for q in (q for q in queries if q.kind == "pastoral"):
+        need = _verses(q.passages)
+        picked: list[int] = []
+        for i in rng.sample(rows, len(rows)):
+            starts, ends, _ = index.passages[i]
+            if not any(_touches(need, int(s), int(e)) for s, e in zip(starts, ends)):
+                picked.append(i)
+                if len(picked) == per_cue:
+                    break
+        out += [DevQuery(f"{q.text}, because of {index.names[i].lower()}", q.exclude, "composite", q.passages)
+                for i in picked]
+    return out
+
+
+def _verses(passages: Sequence[Passage]) -> np.ndarray:
+    return np.unique(np.concatenate([np.arange(p.start, p.end + 1) for p in passages])) if passages else np.zeros(0, np.int64)
+
+
+def _touches(verses: np.ndarray, start: int, end: int) -> bool:
+    i = np.searchsorted(verses, start)
+    return bool(i < len(verses) and verses[i] <= end)
 
 
 def nave_queries(rows: Sequence[TrainingNavePassage], names: frozenset[str]) -> list[DevQuery]:
