@@ -75,9 +75,13 @@ def leakage_guard(queries: Sequence[DevQuery], heldout: Sequence[str], encode: C
 
 def training_queries(engine: Engine, heldout: Sequence[str], topics: int, seed: int,
                      nave: Sequence[DevQuery] = (), composites: int = 0) -> tuple[list[DevQuery], LeakageReport]:
-    queries = dev_queries(engine.themes, topics=topics, seed=seed)
-    extra = composite_queries(engine.themes, queries, composites, seed) if composites else []
-    return leakage_guard([*queries, *nave, *extra], heldout, engine.encode)
+    kept, report = leakage_guard([*dev_queries(engine.themes, topics=topics, seed=seed), *nave], heldout, engine.encode)
+    if not composites:
+        return kept, report
+    # from the cues the guard kept only (a dropped cue's sentences would carry it), then guarded themselves
+    extra, more = leakage_guard(composite_queries(engine.themes, kept, composites, seed), heldout, engine.encode)
+    return [*kept, *extra], LeakageReport(report.checked + more.checked, report.same_key + more.same_key,
+                                          report.near_duplicates + more.near_duplicates)
 
 
 def composite_queries(index: ThemeIndex, queries: Sequence[DevQuery], per_cue: int, seed: int) -> list[DevQuery]:
