@@ -24,6 +24,7 @@ from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.route import ThemeIndex
+from citebible_pipeline.query.spans import runs_of, runs_touching
 from citebible_pipeline.query.rerank import RerankInputs, Reranker
 from citebible_pipeline.naves.queries import is_query, readable
 from citebible_pipeline.themes.devset import DevQuery, dev_queries
@@ -92,26 +93,18 @@ def composite_queries(index: ThemeIndex, queries: Sequence[DevQuery], per_cue: i
     rng = random.Random(seed)
     out: list[DevQuery] = []
     for q in (q for q in queries if q.kind == "pastoral"):
-        need = _verses(q.passages)
+        need = runs_of(np.array([p.start for p in q.passages], np.int64), np.array([p.end for p in q.passages], np.int64),
+                       np.zeros(len(q.passages), np.int64))
         picked: list[int] = []
         for i in rng.sample(rows, len(rows)):
             starts, ends, _ = index.passages[i]
-            if not any(_touches(need, int(s), int(e)) for s, e in zip(starts, ends)):
+            if not runs_touching(need, starts, ends).any():
                 picked.append(i)
                 if len(picked) == per_cue:
                     break
         out += [DevQuery(f"{q.text}, because of {index.names[i].lower()}", q.exclude, "composite", q.passages)
                 for i in picked]
     return out
-
-
-def _verses(passages: Sequence[Passage]) -> np.ndarray:
-    return np.unique(np.concatenate([np.arange(p.start, p.end + 1) for p in passages])) if passages else np.zeros(0, np.int64)
-
-
-def _touches(verses: np.ndarray, start: int, end: int) -> bool:
-    i = np.searchsorted(verses, start)
-    return bool(i < len(verses) and verses[i] <= end)
 
 
 def nave_queries(rows: Sequence[TrainingNavePassage], names: frozenset[str]) -> list[DevQuery]:
