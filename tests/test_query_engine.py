@@ -328,6 +328,19 @@ def test_the_prior_ties_switch_reads_the_sentence_only_where_asked(engine):
     assert prior_items(study, "pastoral") == prior_items(study, "canonical")
 
 
+def test_the_need_cosine_switch_chooses_with_the_stating_clause_only_where_asked(engine):
+    """need_cosine 'row': a routed need's candidates are chosen nearest the row it routed best from, so the flagship
+    (two clauses, two needs) brings other passages than with the whole sentence's cosine; a one-clause sentence has
+    one row, the sentence, and brings the same."""
+    def need_items(text, how):
+        r = engine.rank(text, SearchOptions(rerank=False, merge=False, need_cosine=how))
+        return [c.key for c in r.candidates if any(h[1] == "need" for h in c.hits)]
+
+    assert need_items(FLAGSHIP, "row") != need_items(FLAGSHIP, "sentence")
+    one = "I feel completely alone at night"
+    assert need_items(one, "row") == need_items(one, "sentence") and need_items(one, "row")
+
+
 def test_learned_genre_weights_read_the_built_themes(engine):
     """genre_weights 'learned': the pastoral needs' human lists hold psalms far more than the other themes do and
     genealogies far less, so the weights read from the built themes say so; the set table is the default."""

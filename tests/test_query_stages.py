@@ -244,6 +244,7 @@ def test_the_needs_row_keeps_a_need_that_a_topic_name_wins_every_row_for():
     both = route(idx, rows, pastoral=True, need_row=True)
     assert [r.theme for r in both] == [1, 0]  # the sentence's row for pizza, the needs' row for grief (its clause)
     assert both[1].weight == pytest.approx(1 / 2) and both[1].score == pytest.approx(0.6 + TUNING.pastoral_bonus)
+    assert (both[0].row, both[1].row) == (0, 1)  # the needs' row is a max over the rows: grief's came from the clause
     # the row is for pastoral intent only, and leaves out what training leaves out
     assert route(idx, rows, pastoral=False, need_row=True) == route(idx, rows, pastoral=False)
     assert [r.theme for r in route(idx, rows, pastoral=True, need_row=True, exclude=frozenset({"pastoral:grief"}))] == [1]
@@ -577,6 +578,36 @@ def test_a_need_chooses_its_passages_with_the_sentence():
     assert first("weight") == [1, 2, 3]
     assert first("fused") == [2, 3, 1]  # 2: ranks 2 and 1; 3: 3 and 3; 1 and 6 tie on their sums, 1 first by id
     assert first("fused", 6) == [2, 3, 1, 6, 4, 5]
+
+
+def test_a_need_chooses_its_passages_with_the_clause_that_stated_it():
+    """route records the row each theme scored best on (the sentence, a clause); with `row_cosines`
+    (SearchOptions.need_cosine "row") a need's tied passages are chosen nearest that clause, not the whole sentence,
+    whose nouns lean to another theme ("my brother drowned" -> the lament need's water psalm). Without it, or for a
+    theme the sentence itself routed, the sentence chooses as before."""
+    from citebible_pipeline.query.lists import need_candidates
+
+    topic = (np.array([100]), np.array([100]), np.array([1.0]))
+    need = (np.array([1, 2, 3]), np.array([1, 2, 3]), np.ones(3))  # a saturated need: three passages at one weight
+    idx = ThemeIndex(keys=["t", "n"], kinds=["topic", "pastoral"], names=["t", "n"], rewrites=["r"] * 2,
+                     split_keys=["t", "n"], cue_vectors=np.eye(2, dtype=np.float32), cue_starts=np.arange(2),
+                     rewrite_vectors=np.eye(2, dtype=np.float32), passages=[topic, need], specificity=[np.ones(1), np.ones(3)])
+    sentence = np.array([0.8, 0.6], np.float32)  # nearer the topic than the need
+    vecs = np.vstack([sentence, [1.0, 0.0], [0.0, 1.0]]).astype(np.float32)  # then its two clauses
+    routed = route(idx, vecs, pastoral=False)
+    assert {idx.keys[r.theme]: r.row for r in routed} == {"t": 1, "n": 2}
+    assert {r.row for r in route(idx, sentence, pastoral=False)} == {0}  # one row: the sentence
+    near = {0: {1: 0.9, 2: 0.2, 3: 0.1}, 1: {1: 0.1, 2: 0.1, 3: 0.1}, 2: {1: 0.1, 2: 0.3, 3: 0.8}}  # per row, per passage
+
+    def row_cosines(row):
+        return lambda starts, ends: np.array([near[row].get(int(s), 0.0) for s in starts])
+
+    def first(by_row):
+        got = need_candidates(idx, [r for r in routed if r.theme == 1], {}, row_cosines(0), 1, set(), "fused", by_row)
+        return [c.start for c in got]
+
+    assert first(None) == [1]  # the sentence's nearest
+    assert first(row_cosines) == [3]  # the stating clause's nearest
 
 
 def test_the_prior_tells_apart_the_passages_a_need_weighs_alike_by_the_sentence():

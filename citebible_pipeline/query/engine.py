@@ -23,7 +23,7 @@ from citebible_pipeline.query import labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
-from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, verse_cosines
+from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
@@ -213,8 +213,11 @@ class Engine:
                 extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
-            if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order)
-                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands}, o.need_order), data)
+            if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order, o.need_cosine)
+                by_row = (row_cosines(self.pool_tables(translation=o.translation, serving=snap), np.vstack([vecs, llm_vecs]), cosines)
+                          if o.need_cosine == "row" else None)  # each need chooses with the words that stated it
+                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands},
+                                                         o.need_order, by_row), data)
             lap("expand")
         if o.merge:
             cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,

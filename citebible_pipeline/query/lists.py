@@ -70,13 +70,16 @@ def label_lists(index: LabelIndex, text: str, o: SearchOptions, exclude: frozens
 
 def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tuple[int, int], float],
                     cosines: Callable[[np.ndarray, np.ndarray], np.ndarray], depth: int,
-                    have: set[tuple[int, int]], order: str = "fused") -> list[Candidate]:
+                    have: set[tuple[int, int]], order: str = "fused",
+                    row_cosines: Callable[[int], Callable[[np.ndarray, np.ndarray], np.ndarray]] | None = None
+                    ) -> list[Candidate]:
     """Recall for every routed need (RAG-Fusion keeps each sub-query's list in play): each routed theme's `depth` best
     passages join the pool when fusion left them out. They come unscored, after the fused pool, for the reranker to
     judge. `order` "weight": best by the theme's own weight x specificity, equal weights told apart by `cosines` (the
     query's cosine to their best verse: a Nave's entry lists its passages unweighted); "fused": that order and the
     cosine order fused by reciprocal rank (k = TUNING.rrf_k), so the theme says what belongs to the need and the
-    sentence which of them fits this reader."""
+    sentence which of them fits this reader. `row_cosines` (SearchOptions.need_cosine "row"): each theme's cosines to
+    the row it routed best from (`Routed.row`: the clause or need phrase that stated it) instead of the sentence's."""
     out: dict[tuple[int, int], Candidate] = {}
     for r in routed:
         starts, ends, weights = themes.passages[r.theme]
@@ -84,7 +87,8 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
             continue
         spec = themes.specificity[r.theme] if themes.specificity is not None else 1.0
         w = np.round(weights * spec, 6)
-        for rank, i in enumerate(_need_order(starts, ends, w, cosines, depth, order), start=1):
+        cos = row_cosines(r.row) if row_cosines is not None else cosines
+        for rank, i in enumerate(_need_order(starts, ends, w, cos, depth, order), start=1):
             key = (int(starts[i]), int(ends[i]))
             if key in have:
                 continue

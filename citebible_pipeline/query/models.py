@@ -65,6 +65,9 @@ class SearchOptions(BaseModel, frozen=True):
     need_order: Literal["fused", "weight"] = Field("fused", description="how a routed theme's best passages are chosen "
                                                   "(lists.need_candidates): 'weight' by the theme's weight x specificity, "
                                                   "'fused' that order and the sentence's cosine by reciprocal rank")
+    need_cosine: Literal["sentence", "row"] = Field("sentence", description="whose cosine a routed need's best passages "
+                                                   "are chosen with (lists.need_candidates): the sentence's, or that of "
+                                                   "the row it routed best from (the clause or need phrase stating it)")
     prior_ties: Literal["canonical", "cosine", "pastoral"] = Field("canonical", description="how the prior list orders "
                                                        "passages of equal weight (lists.prior_list): in canonical order, by "
                                                        "the sentence's cosine to their best verse, or by it on pastoral "

@@ -47,6 +47,7 @@ class Routed:
     theme: int
     score: float
     weight: float  # share of the routing mass among the routed themes
+    row: int = 0  # the row it scored best on: 0 the sentence, then its clauses (and any LLM need phrases)
 
 
 
@@ -99,6 +100,7 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
         rows = [*rows, scores.shape[1] - 1]
     n_rows = len(rows)
     best_score: dict[int, float] = {}
+    best_row: dict[int, int] = {}
     mass: dict[int, float] = {}
     for r in rows:
         col = scores[:, r]
@@ -107,11 +109,14 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
         keep = [int(i) for i in order if col[i] >= best - margin]
         w = np.exp((col[keep] - best) / TUNING.temperature)
         for i, x in zip(keep, w / w.sum()):
-            best_score[i] = max(best_score.get(i, -1.0), float(col[i]))
+            if float(col[i]) > best_score.get(i, -np.inf):
+                best_score[i], best_row[i] = float(col[i]), r
             mass[i] = mass.get(i, 0.0) + float(x) / n_rows
     ranked = sorted(mass, key=lambda i: (-mass[i], -best_score[i]))[:top]
     total = sum(mass[i] for i in ranked)
-    return [Routed(i, best_score[i], mass[i] / total) for i in ranked]
+    n_given = np.atleast_2d(query).shape[0]  # the needs' own row is a max over these: its row is the one it came from
+    return [Routed(i, best_score[i], mass[i] / total,
+                   best_row[i] if best_row[i] < n_given else int(np.argmax(scores[i, :n_given]))) for i in ranked]
 
 
 def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
