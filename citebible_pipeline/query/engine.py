@@ -178,8 +178,8 @@ class Engine:
         vectors = [q] + [themes.rewrite_vectors[theme] if theme >= 0 else next(it) for _, theme in variants[1:]]
         # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
         # (the floor keeps the sentence's own routing: it was calibrated on that)
-        need_rows = np.vstack([vecs[1:], llm_vecs])
-        needs_routed = (route(themes, np.vstack([vecs, llm_vecs]), analysis.pastoral, exclude=exclude, need_row=o.need_row)
+        route_rows = np.vstack([vecs, llm_vecs])  # the routing rows (Routed.row indexes them): sentence, clauses, LLM phrases
+        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=exclude, need_row=o.need_row)
                         if llm_texts or (o.need_row and analysis.pastoral) else routed)
         prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
         lap("rewrite")
@@ -214,7 +214,7 @@ class Engine:
                 if extra is not None:
                     cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
             if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order, o.need_cosine)
-                by_row = (row_cosines(self.pool_tables(translation=o.translation, serving=snap), np.vstack([vecs, llm_vecs]), cosines)
+                by_row = (row_cosines(self.pool_tables(translation=o.translation, serving=snap), route_rows, cosines)
                           if o.need_cosine == "row" else None)  # each need chooses with the words that stated it
                 cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands},
                                                          o.need_order, by_row), data)
@@ -233,8 +233,8 @@ class Engine:
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
-        if o.slots and len(need_rows) > 1:
-            needs = clause_needs(themes, np.vstack([q, need_rows]), analysis.pastoral, exclude)
+        if o.slots and len(route_rows) > 2:
+            needs = clause_needs(themes, route_rows, analysis.pastoral, exclude)
             cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
         lap("needs")
         shown = [rw for rw, _ in variants]
