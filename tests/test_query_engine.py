@@ -341,6 +341,31 @@ def test_the_need_cosine_switch_chooses_with_the_stating_clause_only_where_asked
     assert need_items(one, "row") == need_items(one, "sentence") and need_items(one, "row")
 
 
+def test_a_reader_at_risk_gets_help_and_is_never_turned_away(engine, monkeypatch):
+    """SearchOptions.crisis: crisis language (first person, the instruments' words) gets help text beside the answer
+    and passes the floor even where the floor would turn every query away; a study question gets neither."""
+    from citebible_pipeline.query.floor import Floor
+
+    r = engine.search("I want to end my life")
+    assert r.analysis.crisis and "988" in r.crisis_help and not r.abstained and r.results
+    assert engine.search("I want to end my life", crisis=False).crisis_help is None
+    assert engine.search("What did Paul teach about justification by faith?").crisis_help is None
+    monkeypatch.setattr(Floor, "abstains", lambda self, signals: True)
+    assert engine.search("love your enemies").abstained
+    assert not engine.search("I keep having thoughts of killing myself").abstained
+    assert engine.search("I keep having thoughts of killing myself", crisis=False).abstained
+
+
+def test_the_crisis_need_switch_routes_despair_only_where_asked(engine):
+    """crisis_need: a sentence whose words sit nearest death ("she wants to die") routes the despair need as well."""
+    def needs(text, on):
+        return [rw.theme for rw in engine.rank(text, SearchOptions(crisis_need=on)).rewrites[1:]]
+
+    text = "My friend says she wants to die"
+    assert "depression and hopelessness" in needs(text, True) and "depression and hopelessness" not in needs(text, False)
+    assert needs("I feel completely alone at night", True) == needs("I feel completely alone at night", False)
+
+
 def test_learned_genre_weights_read_the_built_themes(engine):
     """genre_weights 'learned': the pastoral needs' human lists hold psalms far more than the other themes do and
     genealogies far less, so the weights read from the built themes say so; the set table is the default."""

@@ -1,5 +1,7 @@
 """The query module's pure stages, without a database: analyze, fuse, merge, boost, floor, display."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,38 @@ def test_pastoral_intent(text):
                                   "Judas killed himself", "Saul took his own life in battle"])
 def test_study_and_everyday_queries_are_not_pastoral(text):
     assert not analyze(validate(text)).pastoral, pastoral_score(text)
+
+
+@pytest.mark.parametrize("text,crisis", [
+    ("I keep having thoughts of killing myself", True), ("I think about suicide every day", True),
+    ("My son tried to kill himself last year", True), ("Sometimes I think I'd be better off dead", True),
+    ("I have been hurting myself", True),
+    ("Judas killed himself", False), ("Saul took his own life in battle", False), ("what is the suicide rate in Japan", False),
+    ("My father died last week", False), ("I'm terrified I won't wake up after surgery", False),
+])
+def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(text, crisis):
+    assert analyze(validate(text)).crisis is crisis
+
+
+def test_crisis_language_states_the_despair_need_in_its_own_words_where_the_index_has_it():
+    """crisis.with_need (SearchOptions.crisis_need): the despair need's cue nearest the sentence joins the routing rows,
+    so a sentence whose words sit nearest death routes the need too; a need left out (training) or absent adds nothing."""
+    from citebible_pipeline.query.crisis import CRISIS_NEED, with_need
+
+    one = (np.array([1]), np.array([1]), np.ones(1))
+    cues = np.array([[1, 0, 0], [0, 1, 0], [0, 0.6, 0.8]], np.float32)  # mortality's one cue, despair's two
+    idx = ThemeIndex(keys=["pastoral:mortality", CRISIS_NEED], kinds=["pastoral"] * 2, names=["death", "despair"],
+                     rewrites=["r"] * 2, split_keys=["pastoral:mortality", CRISIS_NEED], cue_vectors=cues,
+                     cue_starts=np.array([0, 1]), rewrite_vectors=np.eye(2, 3, dtype=np.float32), passages=[one, one],
+                     specificity=[np.ones(1), np.ones(1)])
+    sentence = np.array([[0.9, 0.0, 0.436]], np.float32)  # nearest death; of despair's cues, nearest the second
+    assert {r.theme for r in route(idx, sentence, pastoral=True)} == {0}
+    rows = with_need(idx, sentence)
+    assert rows.shape == (2, 3) and np.allclose(rows[1], cues[2])
+    assert 1 in {r.theme for r in route(idx, rows, pastoral=True)}
+    assert with_need(idx, sentence, frozenset({CRISIS_NEED})) is sentence
+    other = dataclasses.replace(idx, keys=["pastoral:mortality", "pastoral:other"])
+    assert with_need(other, sentence) is sentence
 
 
 def test_testament_hint():

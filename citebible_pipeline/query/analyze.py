@@ -39,6 +39,9 @@ CRISIS = (
       for be in ("was", "were")),
     "want to die", "wants to die", "wanted to die",
 )
+# A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
+# question): the self-harm items above and the same instruments' words for it
+CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead")
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -84,8 +87,9 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool]:
-    """The pastoral score and whether the sentence is in the first person (one reading of its words for both)."""
+def _read(text: str) -> tuple[float, bool, bool]:
+    """The pastoral score, whether the sentence is in the first person and whether it holds crisis language (one
+    reading of its words for all three)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
@@ -93,7 +97,7 @@ def _read(text: str) -> tuple[float, bool]:
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    return score, first
+    return score, first, first and any(_has(low, words, stem) for stem in CRISIS_WORDS)  # of oneself or one's own
 
 
 def pastoral_score(text: str) -> float:
@@ -115,10 +119,10 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first = _read(text)
+    score, first, crisis = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, testament=testament_hint(text), references=refs)
+                    first_person=first, crisis=crisis, testament=testament_hint(text), references=refs)
 
 
 def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:

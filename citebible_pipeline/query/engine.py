@@ -18,7 +18,7 @@ from citebible_pipeline.bible.canon import book_of, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import display as disp
+from citebible_pipeline.query import crisis, display as disp
 from citebible_pipeline.query import labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.boost import final_scores
@@ -29,8 +29,7 @@ from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import answer
-from citebible_pipeline.query.rerank import Reranker, RerankInputs
-from citebible_pipeline.query.rerank import apply as rerank_stage
+from citebible_pipeline.query.rerank import Reranker, RerankInputs, apply as rerank_stage
 from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
 from citebible_pipeline.query.route import clause_needs, clauses, nearest_is_need, prior_scores, route
@@ -170,6 +169,7 @@ class Engine:
         themes = data.themes
         if o.need_intent:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
+        vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
@@ -195,7 +195,7 @@ class Engine:
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
             signals = lists.floor_signals(rows, routed, analysis)
             signals["lexicon"] = lexicon_coverage(clean, data.lexicon)
-            if o.floor and o.dense and data.floor is not None and data.floor.abstains(signals):
+            if o.floor and o.dense and data.floor is not None and not (o.crisis and analysis.crisis) and data.floor.abstains(signals):
                 lap("floor")
                 reason = ("nothing in the Bible index fits this question closely enough "
                           f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
@@ -266,4 +266,5 @@ class Engine:
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)
         ranked.timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return SearchResponse(query=text, abstained=ranked.abstained, reason=ranked.reason, notice=ranked.notice,
+                              crisis_help=crisis.HELP if opts.crisis and ranked.analysis.crisis else None,
                               analysis=ranked.analysis, rewrites=ranked.rewrites, timings=ranked.timings, results=results)

@@ -74,6 +74,10 @@ class SearchOptions(BaseModel, frozen=True):
                                                        "intent only (both measured and left off)")
     need_intent: bool = Field(False, description="a first-person sentence whose nearest theme is a pastoral need has "
                               "pastoral intent, as if it held one distress word (analyze.with_need; measured, README)")
+    crisis: bool = Field(True, description="crisis language (analyze.CRISIS_WORDS) is never turned away by the floor and "
+                         "gets crisis help text with the answer (query/crisis.py)")
+    crisis_need: bool = Field(False, description="crisis language states the despair need: its cue nearest the sentence "
+                              "routes as a clause would (crisis.with_need; measured and left off, README)")
     need_row: bool = Field(False, description="on pastoral intent the needs hold a routing row of their own, each at its "
                            "best over the sentence and its clauses, for the prior and the need candidates (route.needs_row)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
@@ -88,6 +92,7 @@ class Analysis(BaseModel):
     pastoral: bool
     pastoral_score: float
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
+    crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/crisis.py)
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None
@@ -153,6 +158,7 @@ class SearchResponse(BaseModel):
     abstained: bool = False
     reason: str | None = None  # why it abstained (None when it answered)
     notice: str | None = None  # an optional stage that degraded and how (the LLM rewriter down); never an abstention
+    crisis_help: str | None = None  # where to find help now, when the query holds crisis language (query/crisis.py)
     analysis: Analysis
     rewrites: list[Rewrite] = []
     timings: dict[str, float] = {}

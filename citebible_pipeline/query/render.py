@@ -24,6 +24,8 @@ def render_text(resp: SearchResponse, width: int = 100) -> str:
         lines.append("  stepped back to: " + "; ".join(r.theme or r.text for r in resp.rewrites[1:]))
     if resp.notice:
         lines.append(f"  note: {resp.notice}")
+    if resp.crisis_help:
+        lines += ["", *textwrap.wrap(resp.crisis_help, width, initial_indent="  ", subsequent_indent="  ")]
     if resp.abstained:
         lines.append(f"\nNo answer: {resp.reason}")
         return "\n".join(lines)
