@@ -107,7 +107,13 @@ def test_reading_page_shows_pinned_verse_context_and_attribution(client):
     ref = client.get("/", params={"q": "Ps 23"}).text
     assert "Psalm 23" in ref and "Yahweh is my shepherd" in ref
     off = client.get("/", params={"q": "cheapest flights to Rome next weekend"}).text
-    assert 'class="notice abstained"' in off and "No passage fits" in off
+    assert 'class="notice abstained"' in off and "No passage fits" in off and "988" not in off
+    # crisis language: the help comes first, above the passages, and the API says it too
+    risk = "I keep having thoughts of killing myself"
+    page = client.get("/", params={"q": risk}).text
+    assert 'class="notice crisis"' in page and page.index("988") < page.index('<article class="result"')
+    assert "988" in client.get("/api/search", params={"q": risk}).json()["crisis_help"]
+    assert 'class="notice crisis"' not in html  # the flagship speaks of no self-harm
 
 
 @pytest.mark.slow

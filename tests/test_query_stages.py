@@ -65,7 +65,7 @@ def test_study_and_everyday_queries_are_not_pastoral(text):
 @pytest.mark.parametrize("text,crisis", [
     ("I keep having thoughts of killing myself", True), ("I think about suicide every day", True),
     ("My son tried to kill himself last year", True), ("Sometimes I think I'd be better off dead", True),
-    ("I have been hurting myself", True),
+    ("I have been hurting myself", True), ("My family would be better off if I were dead", True),
     ("Judas killed himself", False), ("Saul took his own life in battle", False), ("what is the suicide rate in Japan", False),
     ("My father died last week", False), ("I'm terrified I won't wake up after surgery", False),
 ])

@@ -40,8 +40,10 @@ CRISIS = (
     "want to die", "wants to die", "wanted to die",
 )
 # A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
-# question): the self-harm items above and the same instruments' words for it
-CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead")
+# question): the self-harm items above and the same instruments' words for it, with the ASQ's "... would be better off
+# if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
+CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead",
+                *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they") for be in ("was", "were")))
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
