@@ -366,6 +366,19 @@ def test_the_crisis_need_switch_routes_despair_only_where_asked(engine):
     assert needs("I feel completely alone at night", True) == needs("I feel completely alone at night", False)
 
 
+def test_the_genre_scope_switch_boosts_a_first_person_sentence_only_where_asked(engine):
+    """genre_scope 'first_person' (measured and left off): the genre boost reaches a first-person sentence the lexicon
+    reads as a study question; a third-person question is scored alike either way."""
+    def scores(text, scope):
+        r = engine.rank(text, SearchOptions(genre_scope=scope))
+        return r.analysis, [(c.key, c.score) for c in r.candidates[:10]]
+
+    first, study = "I want to understand what Paul taught about grace", "What did Paul teach about grace?"
+    a, default = scores(first, "pastoral")
+    assert a.first_person and not a.pastoral and scores(first, "first_person")[1] != default
+    assert scores(study, "first_person")[1] == scores(study, "pastoral")[1]
+
+
 def test_learned_genre_weights_read_the_built_themes(engine):
     """genre_weights 'learned': the pastoral needs' human lists hold psalms far more than the other themes do and
     genealogies far less, so the weights read from the built themes say so; the set table is the default."""

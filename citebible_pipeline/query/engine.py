@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 @dataclass
 class Ranked:
     """What ranking produced, before display (the evaluation stops here)."""
-
     analysis: Analysis
     query_vector: np.ndarray | None
     rewrites: list[Rewrite]
@@ -229,7 +228,8 @@ class Engine:
                              signals.get("theme", 0.0), analysis.pastoral, prior, o.translation, *expansion.near_labels(data.labels, q, rw, exclude))
             cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
-        cands = self.boost(cands, o, learned=learned, pastoral=analysis.pastoral, testament=analysis.testament, data=data)
+        cands = self.boost(cands, o, learned=learned, testament=analysis.testament, data=data,
+                           pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")

@@ -44,6 +44,8 @@ class SearchOptions(BaseModel, frozen=True):
     genre_weights: Literal["set", "learned"] = Field("set", description="the genre boost's weights: the set table "
                                                     "(genre_boosts) or read from the training side's themes "
                                                     "(boost.learned_boosts; measured, README)")
+    genre_scope: Literal["pastoral", "first_person"] = Field("pastoral", description="where the genre boost applies: "
+                                                             "on pastoral intent, or on it and any first-person sentence")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")
     diversify: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by maximal marginal "
