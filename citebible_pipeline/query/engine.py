@@ -244,7 +244,7 @@ class Engine:
     def boost(self, cands: list[Candidate], o: SearchOptions, *, learned: bool, pastoral: bool,
               testament: str | None, data: EngineData | None = None) -> list[Candidate]:
         """Stage 8 (also how training measures a reranker as served): the prior is added only where no
-        learned reranker already weighed it; the genre boost only on pastoral intent."""
+        learned reranker already weighed it; the genre boost only where `pastoral` (intent, or SearchOptions.genre_scope)."""
         d = data or self.data
         weights = d.boosts if o.genre_weights == "set" else d.learned_boosts
         return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
