@@ -53,6 +53,19 @@ def test_mrr_hit_and_abstention():
     assert abstention_correct(False, False) == 1.0
 
 
+def test_a_span_longer_than_any_chapter_is_a_slip_that_covers_and_counts_for_nothing():
+    psalm119, matt6_25_34, slip = Result(19119001, 19119176), Passage(40006025, 40006034, 3), Result(40006001, 40019030)
+    assert psalm119.covers(Passage(19119105, 19119105, 2))  # the longest chapter is a passage
+    assert Result(40006025, 40007029).covers(matt6_25_34)  # across chapters, shorter than Psalm 119: a passage
+    assert not slip.covers(matt6_25_34)  # Matthew 6-19 (510 verses) is not an answer to a reader
+    assert hit_at([slip, Result(1, 1)], [matt6_25_34], 5) == 0.0 and ndcg_at([slip], [matt6_25_34], 10) == 0.0
+    # a gold slip (Genesis 1:1-Revelation 22:21) is not a passage to find: every measure reads the others
+    gold = [Passage(1001001, 66022021, 3), matt6_25_34]
+    assert recall_at([Result(40006025, 40006034)], gold, 50) == 1.0
+    assert ndcg_at([Result(40006025, 40006034)], gold, 10) == pytest.approx(1.0)
+    assert hit_at([Result(43003016, 43003016)], gold, 5) == 0.0  # John 3:16 does not find "the whole Bible"
+
+
 def test_grades():
     assert grade(100, 100, None, 0) == 3 and grade(10, 100, None, 0) == 1 and grade(50, 100, None, 0) == 2
     assert grade(None, 0, 90, 100) == 3 and grade(10, 100, 70, 100) == 3 and grade(None, 100, None, 100) == 1

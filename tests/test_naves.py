@@ -256,7 +256,9 @@ def test_a_voted_span_longer_than_any_chapter_is_not_a_passage():
     weights = topic_weights(kept)["gods faithfulness"]
     assert weights[(25003022, 25003023)] == 1.0 and (40006001, 40019030) not in weights
     assert (40006001, 40019030) not in build_labels(kept, [])[0].passages
-    assert within_span(votes, 0) == (votes, 0)  # 0 reads every span, as before
+    assert within_span(votes, 0) == (votes, 0)  # 0 reads every span, as before the seventeenth step
+    from citebible_pipeline.themes.assets import ThemesConfig
+    assert ThemesConfig().max_passage_verses == MAX_PASSAGE_VERSES  # the asset skips slips by default
 
 
 def test_nave_training_queries_take_the_evaluation_rule_one_query_per_text():

@@ -10,6 +10,9 @@ verses it contains. Each passage is credited once, at the first result that cove
 - hit@k: 1 if any of the top k covers a passage.
 - abstention accuracy: right when a query expecting abstention abstained, or one that did not expect it
   returned results.
+A span longer than any chapter (Psalm 119's 176 verses) is an entry slip, not a passage (rule stated before measuring,
+issue 22's seventeenth step: "gods faithfulness" votes Matthew 6:1-19:30; "material things" Genesis 1:1-Revelation
+22:21): as a result it covers nothing, and as a gold passage it is not one to find (left out of every measure).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from citebible_pipeline.bible.canon import longest_chapter, span_verses
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +38,22 @@ class Result:
     end: int
 
     def covers(self, p: Passage) -> bool:
-        return self.start <= p.end and p.start <= self.end
+        return self.start <= p.end and p.start <= self.end and not slip(self.start, self.end) and not slip(p.start, p.end)
+
+
+@lru_cache(maxsize=65536)
+def slip(start: int, end: int) -> bool:
+    """A span no chapter is as long as: an entry slip (a chapter result, Psalm 119 included, never is)."""
+    return start // 1000 != end // 1000 and span_verses(start, end) > longest_chapter()
+
+
+def _findable(gold: Sequence[Passage]) -> list[Passage]:
+    return [p for p in gold if not slip(p.start, p.end)]
 
 
 def _credits(results: Sequence[Result], gold: Sequence[Passage], k: int) -> list[int]:
     """Per result in the top k: the best grade it newly covers (0 if none)."""
+    gold = _findable(gold)
     credited: set[int] = set()
     out = []
     for r in results[:k]:
@@ -50,12 +67,14 @@ def _credits(results: Sequence[Result], gold: Sequence[Passage], k: int) -> list
 
 
 def recall_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    gold = _findable(gold)
     if not gold:
         return 0.0
     return sum(1 for p in gold if any(r.covers(p) for r in results[:k])) / len(gold)
 
 
 def ndcg_at(results: Sequence[Result], gold: Sequence[Passage], k: int) -> float:
+    gold = _findable(gold)
     if not gold:
         return 0.0
     dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(_credits(results, gold, k)))

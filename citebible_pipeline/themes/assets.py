@@ -25,6 +25,7 @@ from citebible_pipeline.themes.vocabulary import (
     build_vocabulary,
     load_pastoral,
     nave_entries,
+    MAX_PASSAGE_VERSES,
     nave_subjects,
     within_span,
 )
@@ -36,16 +37,16 @@ class ThemesConfig(Config):
     # source merges) or "agree" (the mean of the two sources, read by verse: vocabulary.agree; measured and left off,
     # README "Eleventh step")
     pastoral_merge: str = "noisy_or"
-    # the longest voted span read as a passage: 0 reads every span (the default); vocabulary.MAX_PASSAGE_VERSES (176,
-    # the longest chapter) skips the longer ones (measured and left off, README "Twelfth step")
-    max_passage_verses: int = 0
+    # the longest voted span read as a passage: vocabulary.MAX_PASSAGE_VERSES (176, the longest chapter; the default
+    # since the seventeenth step, README) skips the longer ones, entry slips; 0 reads every span (the default before)
+    max_passage_verses: int = MAX_PASSAGE_VERSES
 
 
 @asset(
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="6",
+    code_version="7",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "
