@@ -38,7 +38,8 @@ class Result:
     end: int
 
     def covers(self, p: Passage) -> bool:
-        return self.start <= p.end and p.start <= self.end and not slip(self.start, self.end) and not slip(p.start, p.end)
+        overlap = self.start <= p.end and p.start <= self.end
+        return overlap and not slip(self.start, self.end) and not slip(p.start, p.end)
 
 
 @lru_cache(maxsize=65536)

@@ -22,10 +22,10 @@ from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.labels import build_labels
 from citebible_pipeline.themes.store import unique_cues, write_themes
 from citebible_pipeline.themes.vocabulary import (
+    MAX_PASSAGE_VERSES,
     build_vocabulary,
     load_pastoral,
     nave_entries,
-    MAX_PASSAGE_VERSES,
     nave_subjects,
     within_span,
 )
