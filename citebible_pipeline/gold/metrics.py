@@ -53,8 +53,7 @@ def _findable(gold: Sequence[Passage]) -> list[Passage]:
 
 
 def _credits(results: Sequence[Result], gold: Sequence[Passage], k: int) -> list[int]:
-    """Per result in the top k: the best grade it newly covers (0 if none)."""
-    gold = _findable(gold)
+    """Per result in the top k: the best grade it newly covers (0 if none); `gold` already `_findable` (ndcg_at)."""
     credited: set[int] = set()
     out = []
     for r in results[:k]:
