@@ -666,3 +666,32 @@ def test_the_prior_tells_apart_the_passages_a_need_weighs_alike_by_the_sentence(
     asked.clear()
     assert order(cosines, pool=2) == [40, 20] and 50 not in asked  # the 0.2 passage is below the cut: not scored
     assert prior_list(prior, 5, cosines).items[1] == (20, 22, "range", 0.5)  # the weights travel unchanged
+
+
+def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(monkeypatch):
+    """query.batch: results come back in the order asked whatever order the threads finish in, BLAS runs one thread
+    while they do and is given back after, and a bad CITEBIBLE_QUERY_WORKERS is named."""
+    import threading
+    import time
+
+    from threadpoolctl import threadpool_info
+
+    from citebible_pipeline.query.batch import default_workers, map_queries
+
+    seen: list[tuple[int, set[int], str]] = []
+
+    def slow_first(i: int) -> int:
+        time.sleep(0.05 if i == 0 else 0.0)
+        seen.append((i, {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}, threading.current_thread().name))
+        return i * i
+
+    before = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+    assert list(map_queries(slow_first, range(8), workers=2)) == [i * i for i in range(8)]
+    assert seen[0][0] != 0  # a later item finished first
+    assert all(blas <= {1} for _, blas, _ in seen) and len({name for *_, name in seen}) == 2
+    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
+    monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "1")
+    assert default_workers() == 1
+    monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "two")
+    with pytest.raises(ValueError, match="CITEBIBLE_QUERY_WORKERS"):
+        default_workers()

@@ -95,6 +95,17 @@ def test_training_is_deterministic_for_a_seed(pools):
     assert a != c  # bagging follows the seed
 
 
+def test_pools_on_several_threads_are_the_pools_of_one(engine, pools):
+    """query.batch runs the training queries on threads: the pools, their order, features and labels are what one
+    caller builds."""
+    queries = [p.query for p in pools[:40]]
+    one, two = (collect(engine, queries, progress=lambda _msg: None, workers=w) for w in (1, 2))
+    assert [p.query.text for p in one] == [p.query.text for p in two] == [q.text for q in queries]
+    for a, b in zip(one, two):
+        assert [c.key for c in a.cands] == [c.key for c in b.cands]
+        assert np.array_equal(a.X, b.X) and np.array_equal(a.labels, b.labels)
+
+
 def test_leakage_guard_drops_heldout_topics_and_near_duplicates(engine, heldout, pools):
     name = heldout[0]
     fake = [DevQuery(name.upper() + "!", split_key(name), "topic", ()),  # same key in other clothes

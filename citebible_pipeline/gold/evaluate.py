@@ -21,6 +21,7 @@ from citebible_pipeline.gold.metrics import (
     ndcg_at,
     recall_at,
 )
+from citebible_pipeline.query.batch import map_queries
 from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, Retrieved
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,10 @@ def evaluate(
     variants: Mapping[str, Callable[[RetrievalContext, str], Retrieved]] | None = None,
     query_sets: Sequence[str] = tuple(QUERY_SETS),
     limit: int | None = None,
+    workers: int | None = None,
 ) -> list[EvalRow]:
+    """Each variant over each query set; a variant's queries run on `workers` threads (query.batch), so a variant
+    must be safe to call from several (the engine's are; the baselines share one connection, which psycopg locks)."""
     variants = variants or VARIANTS
     out: list[EvalRow] = []
     for qs in query_sets:
@@ -62,8 +66,7 @@ def evaluate(
         for name, fn in variants.items():
             started = time.perf_counter()
             rec, ndcg, mrr, hit, abst, answers = [], [], [], [], [], []
-            for q in queries:
-                got = fn(ctx, q.text)
+            for q, got in zip(queries, map_queries(lambda q: fn(ctx, q.text), queries, workers)):
                 abst.append(abstention_correct(got.abstained, q.expect_abstain))
                 answers.append([] if got.abstained else got.results[:5])
                 if q.passages:

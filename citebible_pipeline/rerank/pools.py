@@ -19,6 +19,7 @@ import numpy as np
 from citebible_pipeline.gold.access import TrainingNavePassage
 from citebible_pipeline.gold.metrics import Passage
 from citebible_pipeline.gold.split import split_key
+from citebible_pipeline.query.batch import map_queries
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate
@@ -146,17 +147,24 @@ class Recorder(Reranker):
 
 
 def collect(engine: Engine, queries: Sequence[DevQuery], options: SearchOptions = POOL_OPTIONS,
-            progress: Callable[[str], None] = log.info) -> list[Pool]:
-    recorder = Recorder(engine)
+            progress: Callable[[str], None] = log.info, workers: int | None = None) -> list[Pool]:
+    """Each query's pool, in the order of `queries` (query.batch: on several threads, a recorder each)."""
     vectors = engine.encode([q.text for q in queries]) if queries else []
+
+    def one(item: tuple[DevQuery, np.ndarray]) -> Pool | None:
+        q, vec = item
+        recorder = Recorder(engine)
+        engine.rank(q.text, options, exclude=frozenset({q.exclude}), query_vector=vec, reranker=recorder)
+        if recorder.seen is None or not recorder.seen[1]:
+            return None
+        rq, cands, X = recorder.seen
+        return Pool(q, rq, cands, X, labels(cands, q.passages))
+
     pools: list[Pool] = []
     started = time.perf_counter()
-    for n, (q, vec) in enumerate(zip(queries, vectors), start=1):
-        recorder.seen = None
-        engine.rank(q.text, options, exclude=frozenset({q.exclude}), query_vector=vec, reranker=recorder)
-        if recorder.seen is not None and recorder.seen[1]:
-            rq, cands, X = recorder.seen
-            pools.append(Pool(q, rq, cands, X, labels(cands, q.passages)))
+    for n, pool in enumerate(map_queries(one, zip(queries, vectors), workers), start=1):
+        if pool is not None:
+            pools.append(pool)
         if n % 250 == 0 or n == len(queries):
             progress(f"pools: {n}/{len(queries)} queries in {time.perf_counter() - started:.0f}s")
     return pools

@@ -9,6 +9,7 @@ from importlib import resources
 
 import psycopg
 
+from citebible_pipeline.query.batch import map_queries
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.floor import Floor, calibrate
 from citebible_pipeline.query.models import SearchOptions
@@ -35,8 +36,8 @@ def answerable_queries(engine: Engine, topics: int = 300) -> list[tuple[str, str
 
 def calibrate_floor(engine: Engine, max_false_abstain: float = TUNING.max_false_abstain) -> tuple[Floor, dict]:
     opts = SearchOptions(floor=False)
-    pos = [engine.rank(q, opts, exclude=frozenset({key})).signals for q, key in answerable_queries(engine)]
-    neg = [engine.rank(q, opts).signals for q in everyday_questions()]
+    pos = list(map_queries(lambda qk: engine.rank(qk[0], opts, exclude=frozenset({qk[1]})).signals, answerable_queries(engine)))
+    neg = list(map_queries(lambda q: engine.rank(q, opts).signals, everyday_questions()))
     return calibrate(pos, neg, max_false_abstain)
 
 
