@@ -225,6 +225,15 @@ def test_document_expansion_meets_passages_through_their_labels_and_is_switchabl
     assert {c.key for c in off.candidates} != {c.key for c in ranked.candidates}
 
 
+def test_the_engine_holds_blas_to_one_thread_for_its_process(engine):
+    """query.batch.hold_blas at start-up: a second BLAS thread made every search slower (README design notes)."""
+    from threadpoolctl import threadpool_info
+
+    assert engine.blas is not None
+    numpy_blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas" and "numpy" in p["filepath"]]
+    assert numpy_blas == [1]
+
+
 def test_label_vectors_reach_the_rerankers_features_and_training_leaves_its_own_out(engine):
     """Every label has a vector in the active space (query_themes wrote them beside the labels); the sentence's
     nearest labels by meaning give the pool's candidates their label features, and `exclude` drops the labels of the

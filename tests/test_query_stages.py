@@ -670,13 +670,14 @@ def test_the_prior_tells_apart_the_passages_a_need_weighs_alike_by_the_sentence(
 
 def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(monkeypatch):
     """query.batch: results come back in the order asked whatever order the threads finish in, BLAS runs one thread
-    while they do and is given back after, and a bad CITEBIBLE_QUERY_WORKERS is named."""
+    while they do and is given back after, `hold_blas` holds it and can give it back, and a bad CITEBIBLE_QUERY_WORKERS
+    is named."""
     import threading
     import time
 
     from threadpoolctl import threadpool_info
 
-    from citebible_pipeline.query.batch import default_workers, map_queries
+    from citebible_pipeline.query.batch import default_workers, hold_blas, map_queries
 
     seen: list[tuple[int, set[int], str]] = []
 
@@ -689,6 +690,10 @@ def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(mo
     assert list(map_queries(slow_first, range(8), workers=2)) == [i * i for i in range(8)]
     assert seen[0][0] != 0  # a later item finished first
     assert all(blas <= {1} for _, blas, _ in seen) and len({name for *_, name in seen}) == 2
+    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
+    held = hold_blas(1)  # what the engine does at start-up, for its whole process
+    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} <= {1} and hold_blas(None) is None
+    held.restore_original_limits()
     assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
     monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "1")
     assert default_workers() == 1

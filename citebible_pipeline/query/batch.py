@@ -1,8 +1,10 @@
-"""Many queries through the engine at once: the evaluation and the reranker's training pools. A rank is about half
+"""How the query module uses threads. Many queries through the engine at once: the evaluation and the reranker's
+training pools. A rank is about half
 Python and half waiting on Postgres, so two threads keep both cores busy. numpy's BLAS is held to one thread while
 they run: its idle threads spin, and on 400 held-out topics one caller burned 17.7 s of CPU for 11.4 s of wall with
 two BLAS threads and 7.1 s with one (same wall), the CPU a second caller and Postgres need. Measured there
-(2 cores): one caller 12.8 s, two callers 7.4 s, results unchanged."""
+(2 cores): one caller 12.8 s, two callers 7.4 s, results unchanged. And one search: the engine holds BLAS to one thread
+for its process (`hold_blas`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,15 @@ from threadpoolctl import threadpool_limits
 T = TypeVar("T")
 R = TypeVar("R")
 MAX_WORKERS = 4  # the engine's connection pool holds 8; beyond the cores more callers only queue
+
+
+def hold_blas(threads: int | None):
+    """numpy's BLAS held to `threads` for the rest of the process (None: left as it is); the limiter, which can restore
+    it. The engine's products are small (one sentence and its rewrites against ~21,000 label rows): a second BLAS
+    thread costs more than it saves and spins when idle, taking CPU from the next search and from Postgres. Measured
+    on 2 cores, one thread against two: bench_query's Engine.search p50 33.7 / 33.4 ms against 39.8 / 38.6 ms (two runs
+    each), p95 51.8 / 48.2 against 72.5 / 62.6; bench_api at 8 concurrent requests 37.3 against 27.2 per second."""
+    return None if threads is None else threadpool_limits(limits=threads, user_api="blas")
 
 
 def default_workers() -> int:

@@ -19,7 +19,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import crisis, display as disp
-from citebible_pipeline.query import labels as expansion, lists
+from citebible_pipeline.query import batch, labels as expansion, lists
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
@@ -59,8 +59,8 @@ class Ranked:
 
 class Engine:
     def __init__(self, url: str | None = None, *, embedder: Embedder | None = None, reranker: Reranker | str | None = "env",
-                 llm: LLMConfig | None | str = "env", pool_size: int = 8, pool_timeout: float = 3.0) -> None:
-        """reranker: a Reranker, None (fused order), or a name for rerank.choice ("env": CITEBIBLE_RERANKER)."""
+                 llm: LLMConfig | None | str = "env", pool_size: int = 8, pool_timeout: float = 3.0, blas_threads: int | None = 1) -> None:
+        """reranker: a Reranker, None (fused order), or a name for rerank.choice ("env": CITEBIBLE_RERANKER); blas_threads: numpy's BLAS threads for the whole process (batch.hold_blas: one serves faster; None leaves them)."""
         started = time.perf_counter()
         self.url = url or database_url()
         self.embedder = embedder or Embedder()
@@ -76,7 +76,7 @@ class Engine:
         self.follower = Follower(lambda: self.serving, lambda: self._in_pool(read_versions),
                                  lambda versions, old: self._in_pool(self._load, versions, old),
                                  lambda fresh: setattr(self, "serving", fresh))
-        self.load_seconds = time.perf_counter() - started
+        self.load_seconds, self.blas = time.perf_counter() - started, batch.hold_blas(blas_threads)  # every library loaded by now
         log.info("engine ready in %.1fs: %d themes, floor %s, reranker %s", self.load_seconds, len(self.themes.keys),
                  "calibrated" if self.floor else "missing (never abstains)",
                  "none" if self.reranker is None else f"{self.reranker.kind} {self.reranker.model_id or ''}".strip())
