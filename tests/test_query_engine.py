@@ -140,14 +140,10 @@ def test_a_real_reference_the_index_does_not_hold_abstains_and_says_so(engine):
     assert r.abstained and not r.results and "Daniel (Greek) 11:11 is not in this index" in r.reason
 
 
-_SQL_WORDS = pytest.mark.xfail(strict=True, reason="known: the floor answers SQL junk that names Bible-vocabulary "
-                               "words ('verses', 'table'); it should abstain. Left for the ranking issue")
-
-
 # Each decided: none of these is a question the Bible index can answer (the engine is English-only, so the
-# Chinese and Spanish sentences abstain honestly rather than answer by surface words).
-@pytest.mark.parametrize("text", [pytest.param("'; DROP TABLE verses; --", marks=_SQL_WORDS), "\" OR 1=1 --",
-                                  pytest.param("Robert'); DELETE FROM verses;--", marks=_SQL_WORDS),
+# Chinese and Spanish sentences abstain honestly rather than answer by surface words). The two statements naming
+# "verses" and "table" were answered by the floor until analyze refused database statements unsearched.
+@pytest.mark.parametrize("text", ["'; DROP TABLE verses; --", "\" OR 1=1 --", "Robert'); DELETE FROM verses;--",
                                   "a:b:c & | ! ( ) <-> :*", "%s %(x)s {0} $1", "我的母亲快死了，我很生气",
                                   "Mi madre se está muriendo y estoy enojado con Dios", "🙏🙏🙏", "Gen 0:0", "99999999"])
 def test_hostile_or_odd_text_abstains_safely(engine, full_db, text):

@@ -46,7 +46,8 @@ def test_analyze_returns_an_analysis_or_a_validation_error(text):
         assert str(exc)
         return
     a = analyze(clean)
-    assert a.query_type in ("reference", "search")
+    assert a.query_type in ("reference", "search", "statement")
     assert 0.0 <= a.pastoral_score <= 1.0
     if a.query_type == "reference":
         assert bool(a.references) != bool(a.reference_error)
+    assert (a.query_type == "statement") == bool(a.refused)

@@ -668,6 +668,23 @@ def test_the_prior_tells_apart_the_passages_a_need_weighs_alike_by_the_sentence(
     assert prior_list(prior, 5, cosines).items[1] == (20, 22, "range", 0.5)  # the weights travel unchanged
 
 
+@pytest.mark.parametrize("text, pair", [("'; DROP TABLE verses; --", "DROP TABLE"),
+                                        ("Robert'); DELETE FROM verses;--", "DELETE FROM"),
+                                        ("1 UNION ALL SELECT password FROM users /*", "UNION ALL SELECT"),
+                                        ("x'; update verses set text = 'gone", "UPDATE VERSES SET")])
+def test_a_database_statement_is_refused_unsearched_and_says_why(text, pair):
+    a = analyze(validate(text))
+    assert a.query_type == "statement" and pair in a.refused and not a.pastoral
+
+
+@pytest.mark.parametrize("text", ["I want to delete from my phone every photo of him; is that wrong?",
+                                  "My kids drop table manners the moment we sit down -- help",
+                                  "I'm exhausted; I select what to read from the Psalms each night",
+                                  "Can you update me on Psalm 23; I forgot it"])
+def test_a_readers_words_that_share_a_statements_are_still_searched(text):
+    assert analyze(validate(text)).query_type == "search"
+
+
 def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(monkeypatch):
     """query.batch: results come back in the order asked whatever order the threads finish in, BLAS runs one thread
     while they do and is given back after, `hold_blas` holds it and can give it back, and a bad CITEBIBLE_QUERY_WORKERS

@@ -62,6 +62,14 @@ DISTRESS = (
     "better off dead", "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd", *CRISIS,
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
+# Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object
+# where a statement ends or goes on (";", "--", "(", WHERE, VALUES), or UPDATE ... SET, or UNION SELECT, beside a
+# statement's punctuation (";", "--", "/*"): the injection examples of OWASP's testing guide, never a query set. A
+# reader's "delete from my phone" or "I'm tired; help" is not one.
+_STATEMENT = re.compile(r"\b(?:(?P<pair>drop\s+(?:table|database|schema)|delete\s+from|insert\s+into|truncate\s+table"
+                        r"|alter\s+table)\s+[\w.\"`\[\]]+\s*(?:;|--|/\*|\(|$|where\b|values\b)"
+                        r"|(?P<update>update\s+\w+\s+set)\b|(?P<union>union\s+(?:all\s+)?select)\b)", re.I)
+_STATEMENT_MARK = re.compile(r";|--|/\*")
 _OT = re.compile(r"\b(old testament|hebrew bible|torah|the prophets)\b", re.I)
 _NT = re.compile(r"\b(new testament|gospels?|epistles?|apostle paul|paul's letters)\b", re.I)
 
@@ -114,7 +122,13 @@ def testament_hint(text: str) -> str | None:
 def analyze(text: str) -> Analysis:
     """`text` must already be validated. A whole-query reference becomes a lookup (query_type
     'reference'); a reference-shaped query naming a real book but an impossible verse carries
-    `reference_error` and is never searched."""
+    `reference_error` and is never searched; a database statement (query_type 'statement') carries `refused` and is
+    never searched either."""
+    statement = _STATEMENT.search(text) if _STATEMENT_MARK.search(text) else None
+    if statement:
+        return Analysis(query_type="statement", pastoral=False, pastoral_score=0.0,
+                        refused=f"this reads as a database statement ({' '.join(next(g for g in statement.groups() if g).upper().split())}), not a "
+                                "question, a need or a reference: nothing was searched")
     if looks_like_reference(text):
         try:
             ref = parse_reference(text)

@@ -155,9 +155,9 @@ class Engine:
 
         analysis = analyze(clean := validate(text))
         lap("analyze")
-        if analysis.query_type == "reference":
-            return Ranked(analysis, None, [], [], abstained=analysis.reference_error is not None,
-                          reason=analysis.reference_error, timings=t, data=data)
+        if analysis.query_type != "search":  # a reference to look up, or a statement refused
+            return Ranked(analysis, None, [], [], abstained=(why := analysis.reference_error or analysis.refused) is not None,
+                          reason=why, timings=t, data=data)
         parts = clauses(clean)
         if query_vector is None:
             vecs = self.encode([clean, *parts])

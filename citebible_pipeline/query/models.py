@@ -90,7 +90,7 @@ class SearchOptions(BaseModel, frozen=True):
 
 
 class Analysis(BaseModel):
-    query_type: str  # reference | search
+    query_type: str  # reference | search | statement (code, refused unsearched)
     pastoral: bool
     pastoral_score: float
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
@@ -98,6 +98,7 @@ class Analysis(BaseModel):
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None
+    refused: str | None = None  # why a statement is not searched
 
 
 class Rewrite(BaseModel):
