@@ -126,9 +126,9 @@ def analyze(text: str) -> Analysis:
     never searched either."""
     statement = _STATEMENT.search(text) if _STATEMENT_MARK.search(text) else None
     if statement:
-        return Analysis(query_type="statement", pastoral=False, pastoral_score=0.0,
-                        refused=f"this reads as a database statement ({' '.join(next(g for g in statement.groups() if g).upper().split())}), not a "
-                                "question, a need or a reference: nothing was searched")
+        words = " ".join(next(g for g in statement.groups() if g).upper().split())
+        return Analysis(query_type="statement", pastoral=False, pastoral_score=0.0, refused=f"this reads as a database "
+                        f"statement ({words}), not a question, a need or a reference: nothing was searched")
     if looks_like_reference(text):
         try:
             ref = parse_reference(text)

@@ -1,10 +1,9 @@
-"""How the query module uses threads. Many queries through the engine at once: the evaluation and the reranker's
-training pools. A rank is about half
-Python and half waiting on Postgres, so two threads keep both cores busy. numpy's BLAS is held to one thread while
-they run: its idle threads spin, and on 400 held-out topics one caller burned 17.7 s of CPU for 11.4 s of wall with
-two BLAS threads and 7.1 s with one (same wall), the CPU a second caller and Postgres need. Measured there
-(2 cores): one caller 12.8 s, two callers 7.4 s, results unchanged. And one search: the engine holds BLAS to one thread
-for its process (`hold_blas`)."""
+"""How the query module uses threads. Many queries through the engine at once (the evaluation, the reranker's
+training pools, the floor's calibration): a rank is about half Python and half waiting on Postgres, so two threads keep
+both cores busy. numpy's BLAS is held to one thread while they run: its idle threads spin, and on 400 held-out topics
+one caller burned 17.7 s of CPU for 11.4 s of wall with two BLAS threads and 7.1 s with one (same wall), the CPU a
+second caller and Postgres need. Measured there (2 cores): one caller 12.8 s, two callers 7.4 s, results unchanged.
+And one search at a time: the engine holds BLAS to one thread for its process (`hold_blas`)."""
 
 from __future__ import annotations
 
