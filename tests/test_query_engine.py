@@ -371,6 +371,21 @@ def test_the_crisis_need_switch_routes_despair_only_where_asked(engine):
     assert needs("I feel completely alone at night", True) == needs("I feel completely alone at night", False)
 
 
+def test_the_person_context_switch_routes_a_first_person_sentence_by_its_need_not_the_person(engine):
+    """person_context: "my wife" in a sentence about betrayal routes by the betrayal, not by the wife; the floor keeps the
+    reader's own routing, and a sentence naming no one (or not in the first person) is ranked alike either way."""
+    def ranked(text, on):
+        r = engine.rank(text, SearchOptions(person_context=on))
+        return r.signals, [rw.theme for rw in r.rewrites[1:]], [c.key for c in r.candidates[:10]]
+
+    text = "My wife cheated on me and I can't stop thinking about it"
+    (s_off, off, _), (s_on, on, _) = ranked(text, False), ranked(text, True)
+    assert s_on == s_off and off != on
+    assert not any("wife" in t or "wives" in t or "marriage" in t for t in on)
+    for same in ("I feel completely alone at night", "What did Paul teach about husbands and wives?"):
+        assert ranked(same, True) == ranked(same, False)
+
+
 def test_the_genre_scope_switch_boosts_a_first_person_sentence_only_where_asked(engine):
     """genre_scope 'first_person' (measured and left off): the genre boost reaches a first-person sentence the lexicon
     reads as a study question; a third-person question is scored alike either way."""

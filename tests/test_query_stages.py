@@ -329,6 +329,30 @@ def test_clauses_split_a_sentence_into_its_needs():
     assert clauses("the armor of God") == [] and clauses("grief and loss") == []
 
 
+@pytest.mark.parametrize("text, read", [
+    ("My mother is dying and I'm angry at God", "someone is dying and I'm angry at God"),
+    ("I miss my sister's laugh", "I miss someone's laugh"),
+    ("my ex-husband and my mother-in-law blame me", "someone and someone blame me"),
+    ("Our kids never call and my best friend moved away", "someone never call and someone moved away"),
+    ("My grandparents\u2019 house was sold", "someone's house was sold"),
+    ("I can't forgive my boss", "I can't forgive someone"),
+])
+def test_a_person_the_reader_names_with_a_possessive_reads_as_someone(text, read):
+    """persons.masked (SearchOptions.person_context): kin terms and the Holmes-Rahe scale's persons, possessed."""
+    from citebible_pipeline.query.persons import masked
+
+    assert masked([text]) == [read]
+    assert masked([text, "I feel alone"]) == [read, "I feel alone"]
+
+
+@pytest.mark.parametrize("text", ["I was abused as a kid", "The Father loves the Son", "I lost my job and my home",
+                                  "Tell me about the friendship of David and Jonathan", "I love my God"])
+def test_a_noun_not_possessed_or_not_a_person_is_left_as_written(text):
+    from citebible_pipeline.query.persons import masked
+
+    assert masked([text]) is None
+
+
 def test_lexicon_coverage():
     from citebible_pipeline.query.floor import lexicon, lexicon_coverage
 

@@ -18,8 +18,7 @@ from citebible_pipeline.bible.canon import book_of, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import crisis, display as disp
-from citebible_pipeline.query import batch, labels as expansion, lists
+from citebible_pipeline.query import batch, crisis, display as disp, labels as expansion, lists, persons
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
@@ -86,8 +85,7 @@ class Engine:
     data, reranker = property(lambda self: self.serving.data), property(lambda self: self.serving.reranker)
     space_id, dims = property(lambda self: self.data.space_id), property(lambda self: self.data.dims)
     themes, floor = property(lambda self: self.data.themes), property(lambda self: self.data.floor)
-    translations = property(lambda self: self.data.translations)
-    rerank_inputs = property(lambda self: self.inputs(self.serving))
+    translations, rerank_inputs = property(lambda self: self.data.translations), property(lambda self: self.inputs(self.serving))
 
     def _load(self, conn, versions: dict[str, int], old: Serving | None) -> Serving:
         return load_serving(conn, self.embedder.space, self.encode, self._reranker_choice, versions, old,
@@ -144,8 +142,7 @@ class Engine:
         self.check_translation(o.translation)
         data = (snap := self.serving).data  # this search's snapshot, whatever swaps meanwhile
         reranker = snap.reranker if reranker == "engine" else reranker
-        t = {}
-        clock = time.perf_counter()
+        t, clock = {}, time.perf_counter()
 
         def lap(name: str) -> None:
             nonlocal clock
@@ -169,7 +166,10 @@ class Engine:
         if o.need_intent:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
-        routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
+        floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
+        if o.person_context and analysis.first_person and (names := persons.masked([clean, *parts])):
+            vecs = np.vstack([self.encode(names), vecs[len(names):]])  # routing reads the need, not the person named
+            routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
         llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(q)), np.float32)
@@ -192,7 +192,7 @@ class Engine:
                                  clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
             lap("retrieve")
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
-            signals = lists.floor_signals(rows, routed, analysis)
+            signals = lists.floor_signals(rows, floor_routed, analysis)
             signals["lexicon"] = lexicon_coverage(clean, data.lexicon)
             if o.floor and o.dense and data.floor is not None and not (o.crisis and analysis.crisis) and data.floor.abstains(signals):
                 lap("floor")
