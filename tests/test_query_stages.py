@@ -68,6 +68,11 @@ def test_study_and_everyday_queries_are_not_pastoral(text):
     ("I have been hurting myself", True), ("My family would be better off if I were dead", True),
     ("Judas killed himself", False), ("Saul took his own life in battle", False), ("what is the suicide rate in Japan", False),
     ("My father died last week", False), ("I'm terrified I won't wake up after surgery", False),
+    # the Beck Scale's wish to live at its lowest, of oneself or one's own; the C-SSRS's "not alive anymore"
+    ("I don't want to live anymore", True), ("My brother told me he doesn't want to live like this", True),
+    ("Some days I do not want to live.", True), ("I have no wish to live", True), ("I wish I was not alive anymore", True),
+    ("I don't want to live in fear", False), ("I want to live for God", False),
+    ("Jonah did not want to live anymore", False),
 ])
 def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(text, crisis):
     assert analyze(validate(text)).crisis is crisis

@@ -7,7 +7,7 @@ Pastoral intent is a small lexical classifier, documented here so its mistakes c
 Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
 categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
 exhaustion, addiction, broken relationships, money trouble, and crisis and trauma as screening instruments word
-them (PHQ-9, C-SSRS, ASQ, PCL-5). A study query ("Paul's teaching on
+them (PHQ-9, C-SSRS, ASQ, PCL-5, the Beck Scale for Suicide Ideation). A study query ("Paul's teaching on
 grace") has no first person and at most one such word, so it stays a study query.
 """
 
@@ -42,8 +42,14 @@ CRISIS = (
 # A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
 # question): the self-harm items above and the same instruments' words for it, with the ASQ's "... would be better off
 # if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
-CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead",
+CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead", "not alive anymore",
                 *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they") for be in ("was", "were")))
+# The Beck Scale for Suicide Ideation's first item, the wish to live, at its lowest ("no wish to live"), in every person
+# and tense; said of life itself ("anymore", "like this", or where the clause ends), so "I don't want to live in fear"
+# is distress, not crisis. The C-SSRS defines its first item as a wish to be "dead or not alive anymore" (above).
+NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|doesn't|does not|didn't|did not|no longer|"
+                             r"never) (?:want|wants|wanted|wish|wishes|wished) to (?:live|be alive)(?: anymore| any more| like "
+                             r"this|\s*(?:[.,;:!?]|$)))")
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -103,11 +109,12 @@ def _read(text: str) -> tuple[float, bool, bool]:
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
-    distress = sum(1 for stem in DISTRESS if _has(low, words, stem))
+    no_wish = bool(NO_WISH_TO_LIVE.search(low))
+    distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + no_wish
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    return score, first, first and any(_has(low, words, stem) for stem in CRISIS_WORDS)  # of oneself or one's own
+    return score, first, first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
 
 
 def pastoral_score(text: str) -> float:
