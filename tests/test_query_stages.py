@@ -727,20 +727,23 @@ def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(mo
 
     seen: list[tuple[int, set[int], str]] = []
 
+    def blas() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
     def slow_first(i: int) -> int:
         time.sleep(0.05 if i == 0 else 0.0)
-        seen.append((i, {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}, threading.current_thread().name))
+        seen.append((i, blas(), threading.current_thread().name))
         return i * i
 
-    before = {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+    before = blas()
     assert list(map_queries(slow_first, range(8), workers=2)) == [i * i for i in range(8)]
     assert seen[0][0] != 0  # a later item finished first
-    assert all(blas <= {1} for _, blas, _ in seen) and len({name for *_, name in seen}) == 2
-    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
+    assert all(threads <= {1} for _, threads, _ in seen) and len({name for *_, name in seen}) == 2
+    assert blas() == before
     held = hold_blas(1)  # what the engine does at start-up, for its whole process
-    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} <= {1} and hold_blas(None) is None
+    assert blas() <= {1} and hold_blas(None) is None
     held.restore_original_limits()
-    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == before
+    assert blas() == before
     monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "1")
     assert default_workers() == 1
     monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "two")
