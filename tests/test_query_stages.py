@@ -50,6 +50,8 @@ def test_references_inside_a_sentence_are_found():
     "Sometimes I think I'd be better off dead", "I keep having flashbacks of that night", "I have been hurting myself",
     # the same items said of someone else (a parent, a friend): each item in every person
     "My son says he wants to kill himself", "Our daughter tried to take her own life", "My friend wishes she were dead",
+    # the C-SSRS's "not alive anymore" and the Beck Scale's lowest wish to live read as distress, as they read as crisis
+    "I wish I was not alive anymore", "My brother says he doesn't want to live anymore",
 ])
 def test_pastoral_intent(text):
     assert analyze(validate(text)).pastoral, pastoral_score(text)
