@@ -1,6 +1,7 @@
-"""Crisis language (README "Sixteenth step"): twelve sentences written from screening instruments' self-harm items (PHQ-9
-item 9, C-SSRS, ASQ, and the Beck Scale's wish to live: the last two, "Nineteenth step"; never from the dev set), each searched with and without `crisis_need`: whether it abstained,
-whether its top 5 holds a passage the despair need lists, and the top 5.
+"""Crisis language (README "Sixteenth step"): twelve sentences written from screening instruments' self-harm items
+(PHQ-9 item 9, C-SSRS, ASQ, and the Beck Scale's wish to live: the last two, "Nineteenth step"; never from the dev
+set), each searched with and without `crisis_need`: whether it abstained, whether its top 5 holds a passage the despair
+need lists, and the top 5.
 
 Needs the built database (`make run`). Usage: python -m benchmarks.probe_crisis
 """
