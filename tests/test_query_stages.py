@@ -52,6 +52,8 @@ def test_references_inside_a_sentence_are_found():
     "My son says he wants to kill himself", "Our daughter tried to take her own life", "My friend wishes she were dead",
     # the C-SSRS's "not alive anymore" and the Beck Scale's lowest wish to live read as distress, as they read as crisis
     "I wish I was not alive anymore", "My brother says he doesn't want to live anymore",
+    # the Interpersonal Needs Questionnaire's burdensomeness and the AFSP's warning signs, read as crisis too
+    "The people in my life would be better off if I were gone", "He told me he has no reason to live",
 ])
 def test_pastoral_intent(text):
     assert analyze(validate(text)).pastoral, pastoral_score(text)
@@ -75,6 +77,12 @@ def test_study_and_everyday_queries_are_not_pastoral(text):
     ("Some days I do not want to live.", True), ("I have no wish to live", True), ("I wish I was not alive anymore", True),
     ("I don't want to live in fear", False), ("I want to live for God", False),
     ("Jonah did not want to live anymore", False),
+    # burdensomeness (the Interpersonal Needs Questionnaire) and the AFSP's warning signs: of oneself, or in every
+    # person where another's version is not ordinary talk
+    ("The people in my life would be better off if I were gone", True), ("I think my kids would be better off without me", True),
+    ("I feel like my death would be a relief to my family", True), ("My dad says he has no reason to live", True),
+    ("My sister is better off without him", False), ("I'm better off without that job", False),
+    ("Elijah said he had no reason to live", False),
 ])
 def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(text, crisis):
     assert analyze(validate(text)).crisis is crisis

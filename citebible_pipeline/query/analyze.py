@@ -7,7 +7,8 @@ Pastoral intent is a small lexical classifier, documented here so its mistakes c
 Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
 categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
 exhaustion, addiction, broken relationships, money trouble, and crisis and trauma as screening instruments word
-them (PHQ-9, C-SSRS, ASQ, PCL-5, the Beck Scale for Suicide Ideation). A study query ("Paul's teaching on
+them (PHQ-9, C-SSRS, ASQ, PCL-5, the Beck Scale for Suicide Ideation, the Interpersonal Needs Questionnaire's
+burdensomeness with the AFSP's warning signs). A study query ("Paul's teaching on
 grace") has no first person and at most one such word, so it stays a study query.
 """
 
@@ -42,7 +43,13 @@ CRISIS = (
 # A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
 # question): the self-harm items above and the same instruments' words for it, with the ASQ's "... would be better off
 # if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
-CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead", "not alive anymore",
+# Perceived burdensomeness, as the Interpersonal Needs Questionnaire words it (Van Orden et al. 2012: "the people in my
+# life would be better off if I were gone", "my death would be a relief to the people in my life") and the AFSP's
+# warning signs ("being a burden to others", "having no reason to live"): of oneself only where another person's
+# version is ordinary talk ("she's better off without him"), in every person where it is not ("no reason to live")
+BURDEN = ("better off without me", "better off if i was gone", "better off if i were gone", "my death would be a relief",
+          "no reason to live")
+CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead", "not alive anymore", *BURDEN,
                 *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they") for be in ("was", "were")))
 # The Beck Scale for Suicide Ideation's first item, the wish to live, at its lowest ("no wish to live"), in every person
 # and tense; said of life itself ("anymore", "like this", or where the clause ends), so "I don't want to live in fear"
@@ -65,7 +72,7 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
-    "better off dead", "not alive anymore", "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd", *CRISIS,
+    "better off dead", "not alive anymore", *BURDEN, "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd", *CRISIS,
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 # Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object
