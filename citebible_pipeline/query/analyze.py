@@ -40,17 +40,18 @@ CRISIS = (
       for be in ("was", "were")),
     "want to die", "wants to die", "wanted to die",
 )
-# A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
-# question): the self-harm items above and the same instruments' words for it, with the ASQ's "... would be better off
-# if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
 # Perceived burdensomeness, as the Interpersonal Needs Questionnaire words it (Van Orden et al. 2012: "the people in my
 # life would be better off if I were gone", "my death would be a relief to the people in my life") and the AFSP's
 # warning signs ("being a burden to others", "having no reason to live"): of oneself only where another person's
 # version is ordinary talk ("she's better off without him"), in every person where it is not ("no reason to live")
-BURDEN = ("better off without me", "better off if i was gone", "better off if i were gone", "my death would be a relief",
-          "no reason to live")
+BURDEN = ("better off without me", "better off if i was gone", "better off if i were gone",
+          "my death would be a relief", "no reason to live")
+# A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
+# question): the self-harm items and burdensomeness above and the same instruments' words for it, with the ASQ's
+# "... would be better off if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
 CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead", "not alive anymore", *BURDEN,
-                *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they") for be in ("was", "were")))
+                *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they")
+                  for be in ("was", "were")))
 # The Beck Scale for Suicide Ideation's first item, the wish to live, at its lowest ("no wish to live"), in every person
 # and tense; said of life itself ("anymore", "like this", or where the clause ends), so "I don't want to live in fear"
 # is distress, not crisis. The C-SSRS defines its first item as a wish to be "dead or not alive anymore" (above).

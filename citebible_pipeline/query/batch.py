@@ -42,7 +42,7 @@ def map_queries(fn: Callable[[T], R], items: Iterable[T], workers: int | None = 
     """`fn` over `items` on `workers` threads, results in the order of `items` (so what is built from them does
     not depend on the threads). `fn` must be safe to call from several threads (Engine.rank is)."""
     workers = workers or default_workers()
-    with threadpool_limits(limits=1, user_api="blas"):
+    with hold_blas(1):  # restored when the last result is read
         if workers == 1:
             yield from map(fn, items)
             return
