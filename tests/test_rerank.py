@@ -13,10 +13,10 @@ from citebible_pipeline.gold.metrics import Passage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.query import Engine
 from citebible_pipeline.query.features import FEATURES, compute
-from citebible_pipeline.query.rerank import RerankerError, RerankerMismatch
+from citebible_pipeline.query.rerank import BOOSTER_SEP, FeatureReranker, RerankerError, RerankerMismatch
 from citebible_pipeline.rerank.pools import collect, labels, leakage_guard, training_queries
 from citebible_pipeline.rerank.store import activate, active_id, save_model
-from citebible_pipeline.rerank.train import ce_pairs, split, train_cross_encoder, train_features
+from citebible_pipeline.rerank.train import ce_pairs, split, train_cross_encoder, train_ensemble, train_features
 from citebible_pipeline.themes.devset import DevQuery
 
 pytestmark = pytest.mark.slow
@@ -95,6 +95,23 @@ def test_training_is_deterministic_for_a_seed(pools):
     assert a != c  # bagging follows the seed
 
 
+def test_an_ensemble_scores_the_mean_of_its_members_and_serves_from_one_row(full_db, engine, pools):
+    """RerankConfig.ensemble: members trained on the same pools with consecutive seeds, one stored text, mean scores."""
+    train, valid = split(pools, share=0.25)
+    both, info = train_ensemble(train, valid, seed=3, members=2, rounds=40)
+    a, _ = train_features(train, valid, seed=3, rounds=40)
+    b, _ = train_features(train, valid, seed=4, rounds=40)
+    assert both == BOOSTER_SEP.join([a, b]) and len(info["rounds"]) == 2 and info["importance"]
+    assert train_ensemble(train, valid, seed=3, members=1, rounds=40)[0] == a  # one member: the single model
+    X = np.vstack([p.X for p in pools[:5]])
+    one, two = (FeatureReranker(t, FEATURES, engine.pool_tables()).scores(X) for t in (a, b))
+    assert not np.allclose(one, two)
+    with restored_active(full_db["url"], "features"), connect(full_db["url"]) as conn:
+        model_id = save_model(conn, "features", engine.space_id, both.encode(), FEATURES, "e" * 64, 3, {})
+        served = activate(conn, model_id, engine.pool_tables())
+        assert len(served.boosters) == 2 and np.allclose(served.scores(X), (one + two) / 2)
+
+
 def test_pools_on_several_threads_are_the_pools_of_one(engine, pools):
     """query.batch runs the training queries on threads: the pools, their order, features and labels are what one
     caller builds."""
@@ -124,7 +141,7 @@ def test_leakage_guard_drops_heldout_topics_and_near_duplicates(engine, heldout,
 
 def test_a_feature_list_mismatch_is_refused(full_db, engine):
     with restored_active(full_db["url"], "features"), connect(full_db["url"]) as conn:
-        text = engine.reranker.booster.model_to_string()
+        text = engine.reranker.boosters[0].model_to_string()
         wrong = save_model(conn, "features", engine.space_id, text.encode(), list(reversed(FEATURES)), "x" * 64, 0, {})
         with pytest.raises(RerankerMismatch, match="materialize reranker_model"):
             activate(conn, wrong, engine.pool_tables())

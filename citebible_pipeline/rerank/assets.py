@@ -60,6 +60,9 @@ class RerankConfig(Config):
     # graded as the cue, so a noun-level match is a negative (rerank.pools.composite_queries; 3 the rule fixed before
     # measuring, README "Fourteenth step"). 0: none.
     composites: int = 0
+    # Boosters averaged, trained on the same pools with seeds seed..seed+ensemble-1 (rerank.train.train_ensemble; 4, the
+    # seeds rule D reads, fixed before measuring, README "Twentieth step"). 1: one booster.
+    ensemble: int = 1
 
 
 class CrossEncoderConfig(Config):
@@ -134,7 +137,7 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     from citebible_pipeline.query.features import FEATURES
     from citebible_pipeline.rerank.store import activate, save_model
     from citebible_pipeline.rerank.train import (chapter_labels, debias_labels, feature_reranker, pastoral_repeats,
-                                                 train_features, training_hash)
+                                                 train_ensemble, training_hash)
 
     started = time.perf_counter()
     engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries,
@@ -145,11 +148,12 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     repeats = pastoral_repeats(train, config.pastoral_weight)
     context.log.info(f"pastoral-cue pools weigh {repeats}x in training")
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
-    text, info = train_features(weighted, valid, config.seed)
+    text, info = train_ensemble(weighted, valid, config.seed, config.ensemble)
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
                 "debias_by_verse": config.debias_by_verse, "chapter_grade_drop": config.chapter_grade_drop,
                 "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "composites": config.composites,
+                "ensemble": config.ensemble,
                 "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}
@@ -160,7 +164,7 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     context.log.info(f"reranker model {model_id} active: {rows}")
     return MaterializeResult(metadata={
         "model_id": model_id, "train_queries": info["train_queries"], "valid_queries": len(valid),
-        "rounds": info["rounds"], "validation": _quality_meta(rows), "debias_cap": config.debias_cap,
+        "rounds": info["rounds"] if isinstance(info["rounds"], int) else MetadataValue.json(info["rounds"]), "validation": _quality_meta(rows), "debias_cap": config.debias_cap,
         "valid_topic_ndcg_10_gain": round(rows[("topic", "feature model")]["ndcg_10"] - rows[("topic", "fused (no rerank)")]["ndcg_10"], 4),
         "importance": MetadataValue.json(info["importance"]), **_leak_meta(leak),
         "seconds": round(time.perf_counter() - started, 1),

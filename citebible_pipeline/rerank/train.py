@@ -18,7 +18,7 @@ from citebible_pipeline.gold.metrics import Result, hit_at, ndcg_at
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.rerank import FeatureReranker, Reranker, passage_texts
+from citebible_pipeline.query.rerank import BOOSTER_SEP, FeatureReranker, Reranker, passage_texts
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.rerank.pools import POOL_OPTIONS, Pool
@@ -158,6 +158,22 @@ def train_features(train: Sequence[Pool], valid: Sequence[Pool], seed: int, roun
     info = {"train_queries": n_train, "rounds": booster.best_iteration or rounds,
             "importance": {f: round(float(g), 1) for f, g in top}}
     return booster.model_to_string(num_iteration=booster.best_iteration or None), info
+
+
+def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, members: int = 1, rounds: int = 400
+                   ) -> tuple[str, dict]:
+    """`members` boosters on the same pools, seeds seed..seed+members-1 (bagging over LightGBM's own row and feature
+    sampling), stored as one text that FeatureReranker scores by their mean; one member is `train_features`."""
+    texts, infos = zip(*(train_features(train, valid, seed + i, rounds) for i in range(max(1, members))))
+    if len(texts) == 1:
+        return texts[0], infos[0]
+    gain: dict[str, float] = {}
+    for info in infos:
+        for f, g in info["importance"].items():
+            gain[f] = gain.get(f, 0.0) + g / len(infos)
+    top = sorted(gain.items(), key=lambda x: -x[1])[:12]
+    return BOOSTER_SEP.join(texts), {"train_queries": infos[0]["train_queries"], "rounds": [i["rounds"] for i in infos],
+                                     "importance": {f: round(g, 1) for f, g in top}}
 
 
 def feature_reranker(engine: Engine, model_text: str) -> FeatureReranker:
