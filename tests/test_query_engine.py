@@ -386,6 +386,29 @@ def test_the_person_context_switch_routes_a_first_person_sentence_by_its_need_no
         assert ranked(same, True) == ranked(same, False)
 
 
+def test_the_person_labels_switch_reads_document_expansion_without_the_person(engine):
+    """person_labels (measured and left off): the label list of a first-person sentence naming "my wife" is searched
+    with "someone" in her place, while routing and the floor's signals keep the reader's words; a sentence naming no
+    one is ranked alike either way."""
+    from citebible_pipeline.query.labels import search
+    from citebible_pipeline.query.persons import masked
+
+    def ranked(text, on):
+        r = engine.rank(text, SearchOptions(person_labels=on, merge=False))
+        labelled = {c.key for c in r.candidates if any(h[0] == "labels" for h in c.hits)}
+        return r.signals, [rw.theme for rw in r.rewrites[1:]], labelled, [c.key for c in r.candidates[:10]]
+
+    def listed(text):
+        return {(s, e) for s, e, _ in search(engine.data.labels, text, limit=SearchOptions().pool)}
+
+    text = "My wife cheated on me and I can't stop thinking about it"
+    off, on = ranked(text, False), ranked(text, True)
+    assert on[:2] == off[:2] and on[2] != off[2]
+    assert on[2] <= listed(masked([text])[0]) and off[2] <= listed(text)
+    same = "I feel completely alone at night"
+    assert ranked(same, True) == ranked(same, False)
+
+
 def test_the_genre_scope_switch_boosts_a_first_person_sentence_only_where_asked(engine):
     """genre_scope 'first_person' (measured and left off): the genre boost reaches a first-person sentence the lexicon
     reads as a study question; a third-person question is scored alike either way."""

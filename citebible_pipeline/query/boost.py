@@ -8,7 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from citebible_pipeline.bible.canon import book_of
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.tuning import TUNING
 
 
@@ -48,3 +50,13 @@ def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: M
             s *= TUNING.testament_boost
         c.score = s
     return sorted(cands, key=lambda c: (-c.score, c.start))
+
+
+def served(cands: list[Candidate], o: SearchOptions, data, *, learned: bool, pastoral: bool,
+           testament: str | None) -> list[Candidate]:
+    """Stage 8 as served (the engine, and training measuring a reranker as served; `data`: the snapshot's EngineData):
+    the prior is added only where no learned reranker already weighed it; the genre boost only where `pastoral`
+    (intent, or SearchOptions.genre_scope)."""
+    weights = data.boosts if o.genre_weights == "set" else data.learned_boosts
+    return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
+                        testament=testament if o.boost else None, testament_of=lambda vid: book_of(vid).testament)

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from citebible_pipeline.bible.canon import book_of, verses_in_chapter_of
+from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, crisis, display as disp, labels as expansion, lists, persons
+from citebible_pipeline.query import batch, boost as boost_stage, crisis, display as disp, labels as expansion, lists, persons
 from citebible_pipeline.query.analyze import analyze, validate, with_need
-from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
@@ -167,9 +166,12 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
-        if o.person_context and analysis.first_person and (names := persons.masked([clean, *parts])):
-            vecs = np.vstack([self.encode(names), vecs[len(names):]])  # routing reads the need, not the person named
+        names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
+        masked = self.encode(names) if names else None  # each person the reader names as "someone" (query/persons.py)
+        if o.person_context and names:
+            vecs = np.vstack([masked, vecs[len(names):]])  # routing reads the need, not the person named
             routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
+        label_text, label_q = (names[0], masked[0]) if o.person_labels and names else (clean, q)  # document expansion too
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
         llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(q)), np.float32)
@@ -204,7 +206,7 @@ class Engine:
             cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q) if prior else None
             ties = cosines if o.prior_ties == "cosine" or (o.prior_ties == "pastoral" and analysis.pastoral) else None
             fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool, ties)] if prior else [])
-                     + lists.label_lists(data.labels, clean, o, exclude))
+                     + lists.label_lists(data.labels, label_text, o, exclude))
             cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)
             lap("fuse")
             if o.expand and cands:
@@ -225,11 +227,11 @@ class Engine:
         learned = False
         if o.rerank and reranker is not None:
             rq = RerankQuery(clean, q, (rw := np.asarray(vectors[1:], np.float32).reshape(-1, len(q))), analysis.pastoral_score,
-                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation, *expansion.near_labels(data.labels, q, rw, exclude))
+                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation, *expansion.near_labels(data.labels, label_q, rw, exclude))
             cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
         lap("rerank")
-        cands = self.boost(cands, o, learned=learned, testament=analysis.testament, data=data,
-                           pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
+        cands = boost_stage.served(cands, o, data, learned=learned, testament=analysis.testament,
+                                   pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
@@ -240,16 +242,6 @@ class Engine:
         shown = [rw for rw, _ in variants]
         stems = disp.terms([clean] + [rw.theme or rw.text for rw in shown[1:] if rw.source != "llm"])
         return Ranked(analysis, q, shown, cands, False, None, signals, stems, t, notice=note, data=data)
-
-    def boost(self, cands: list[Candidate], o: SearchOptions, *, learned: bool, pastoral: bool,
-              testament: str | None, data: EngineData | None = None) -> list[Candidate]:
-        """Stage 8 (also how training measures a reranker as served): the prior is added only where no
-        learned reranker already weighed it; the genre boost only where `pastoral` (intent, or SearchOptions.genre_scope)."""
-        d = data or self.data
-        weights = d.boosts if o.genre_weights == "set" else d.learned_boosts
-        return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
-                            testament=testament if o.boost else None,
-                            testament_of=lambda vid: book_of(vid).testament)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

@@ -84,6 +84,8 @@ class SearchOptions(BaseModel, frozen=True):
                            "best over the sentence and its clauses, for the prior and the need candidates (route.needs_row)")
     person_context: bool = Field(False, description="a person a first-person sentence names (\"my mother\") is "
                                  "context: routing reads the sentence with them as \"someone\" (query/persons.py)")
+    person_labels: bool = Field(False, description="the same persons are context for document expansion: the label "
+                                "list and the label features read the sentence with them as \"someone\" (query/persons.py)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
     ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")

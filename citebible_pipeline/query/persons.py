@@ -3,7 +3,9 @@ I'm angry at God" routed by its noun reaches the mother topics (honouring parent
 about abuse or betrayal reaches the household codes: a topic name sharing one noun with the sentence wins every
 routing row. So routing may read a first-person sentence with each person it names with a possessive ("my mother",
 "our son's", "my best friend") replaced by "someone"; retrieval, the labels and the reranker keep the reader's own
-words. Only a possessed noun counts: "as a kid" is a time of life, "the Son" a title.
+words. With SearchOptions.person_labels document expansion reads the masked sentence instead (its label list and the
+labels nearest it), and routing keeps the reader's words. Only a possessed noun counts: "as a kid" is a time of life,
+"the Son" a title.
 
 Which persons count is fixed from sources outside any query set: the kin terms of standard English kinship
 terminology (with their step-, ex- and -in-law forms) and the two other persons the Holmes-Rahe Social Readjustment

@@ -18,6 +18,7 @@ from citebible_pipeline.gold.metrics import Result, hit_at, ndcg_at
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.boost import served
 from citebible_pipeline.query.rerank import BOOSTER_SEP, FeatureReranker, Reranker, passage_texts
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.tuning import TUNING
@@ -118,7 +119,7 @@ def training_hash(pools: Sequence[Pool], settings: dict) -> str:
 def served_order(engine: Engine, pool: Pool, reranker: Reranker | None, blend: bool = True) -> list[Candidate]:
     cands, learned = rerank_stage(reranker, pool.rq, [c.copy() for c in pool.cands], engine.rerank_inputs,
                                   blend and POOL_OPTIONS.blend, TUNING.blend_k)
-    return engine.boost(cands, POOL_OPTIONS, learned=learned, pastoral=pool.rq.pastoral, testament=None)
+    return served(cands, POOL_OPTIONS, engine.data, learned=learned, pastoral=pool.rq.pastoral, testament=None)
 
 
 def quality(engine: Engine, pools: Sequence[Pool], reranker: Reranker | None, blend: bool = True) -> dict[str, float]:
