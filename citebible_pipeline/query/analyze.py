@@ -73,7 +73,8 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
-    "better off dead", "not alive anymore", *BURDEN, "self-harm", "not wake up", "nightmare", "flashback", "trauma", "ptsd", *CRISIS,
+    "better off dead", "not alive anymore", *BURDEN, "self-harm", "not wake up", "nightmare", "flashback", "trauma",
+    "ptsd", *CRISIS,
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 # Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object

@@ -54,7 +54,8 @@ def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: M
 
 def served(cands: list[Candidate], o: SearchOptions, data, *, learned: bool, pastoral: bool,
            testament: str | None) -> list[Candidate]:
-    """Stage 8 as served (the engine, and training measuring a reranker as served; `data`: the snapshot's EngineData):
+    """Stage 8 as served (the engine, and training measuring a reranker as served; `data`: the EngineData searched, not
+    imported here, as startup imports this module):
     the prior is added only where no learned reranker already weighed it; the genre boost only where `pastoral`
     (intent, or SearchOptions.genre_scope)."""
     weights = data.boosts if o.genre_weights == "set" else data.learned_boosts

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from citebible_pipeline.gold.metrics import Result, hit_at, ndcg_at
+from citebible_pipeline.query.boost import served
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.boost import served
 from citebible_pipeline.query.rerank import BOOSTER_SEP, FeatureReranker, Reranker, passage_texts
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.tuning import TUNING
