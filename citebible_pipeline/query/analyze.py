@@ -46,10 +46,12 @@ CRISIS = (
 # version is ordinary talk ("she's better off without him"), in every person where it is not ("no reason to live")
 BURDEN = ("better off without me", "better off if i was gone", "better off if i were gone",
           "my death would be a relief", "no reason to live")
+# Every phrase that reads as crisis and as distress alike: one tuple, so neither list can gain one without the other
+SELF_HARM = (*CRISIS, "self-harm", "better off dead", "not alive anymore", *BURDEN)
 # A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
 # question): the self-harm items and burdensomeness above and the same instruments' words for it, with the ASQ's
 # "... would be better off if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
-CRISIS_WORDS = (*CRISIS, "suicid", "self-harm", "better off dead", "not alive anymore", *BURDEN,
+CRISIS_WORDS = (*SELF_HARM, "suicid",
                 *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they")
                   for be in ("was", "were")))
 # The Beck Scale for Suicide Ideation's first item, the wish to live, at its lowest ("no wish to live"), in every person
@@ -73,8 +75,7 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
-    "better off dead", "not alive anymore", *BURDEN, "self-harm", "not wake up", "nightmare", "flashback", "trauma",
-    "ptsd", *CRISIS,
+    "not wake up", "nightmare", "flashback", "trauma", "ptsd", *SELF_HARM,
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 # Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object

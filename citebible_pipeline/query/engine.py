@@ -167,7 +167,8 @@ class Engine:
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
-        masked = self.encode(names) if names else None  # each person the reader names as "someone" (query/persons.py)
+        # each person named as "someone" (query/persons.py); the labels read the sentence's row only
+        masked = self.encode(names if o.person_context else names[:1]) if names else None
         if o.person_context and names:
             vecs = np.vstack([masked, vecs[len(names):]])  # routing reads the need, not the person named
             routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
