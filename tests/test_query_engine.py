@@ -300,12 +300,43 @@ def test_a_query_ranks_the_same_with_retrieval_remembered(engine):
     memo: dict = {}
     texts = ["My dad died suddenly last week and I can't stop crying", "What did Jesus say about divorce?"]
     variants = [SearchOptions(), SearchOptions(rerank=False), SearchOptions(hybrid=False, floor=False),
-                SearchOptions(chapters=False)]
+                SearchOptions(chapters=False), SearchOptions(exact=False), SearchOptions(exact=False, chapters=False)]
     for text in texts:
         for o in variants:
             fresh = [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o).candidates]
             assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o, memo=memo).candidates] == fresh
-    assert len(memo) == len(texts) * 3  # full and no_rerank search alike; without full text or chapters they do not
+    # the memo keeps what the database searches: with exact dense searches (the default) that is the full text alone, so
+    # full, no_rerank and no chapters share it and no full text is another; through the graphs each level set is its own
+    assert len(memo) == len(texts) * 4
+
+
+def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine, monkeypatch):
+    """SearchOptions.exact (the default): the verse and chapter searches are answered from the vectors in memory, the
+    same neighbours as the database's exact search, so no HNSW graph (drawn at random each build) reaches an answer;
+    with exact off they go to the graphs."""
+    from citebible_pipeline.embeddings.store import dense_search
+    from citebible_pipeline.query import engine as engine_module
+
+    real, seen = engine_module.retrieve_once, []
+
+    def spy(memo, conn, space_id, dims, dense, *args, **kwargs):
+        seen.append(sorted({d.level for d in dense}))
+        return real(memo, conn, space_id, dims, dense, *args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "retrieve_once", spy)
+    text = "I feel so alone since my wife left"
+    assert engine.rank(text).candidates and seen == [[]]
+    engine.rank(text, SearchOptions(exact=False))
+    assert seen[-1] == ["chapter", "verse"]
+    q = engine.encode([text])[0]
+    levels = engine.pool_tables().exact_levels()
+    with connect(engine.url) as conn:
+        for level in ("verse", "chapter"):
+            mine = engine_module.exact_rows([engine_module.DenseQuery(0, level, q)], levels, 30)
+            truth = dense_search(conn, engine.space_id, engine.dims, level, q, k=30, exact=True)
+            # the same neighbours at the same similarities (equal texts tie: the order among them is the database's)
+            assert {r[3] // 1000 * 1000 if level == "chapter" else r[3] for r in mine} == {t[0] for t in truth}
+            assert np.allclose([r[5] for r in mine], [t[2] for t in truth], atol=1e-5)
 
 
 def test_every_routed_need_brings_its_best_passages_into_the_pool(engine):

@@ -13,6 +13,7 @@ from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
+from citebible_pipeline.query.retrieve import DenseQuery, exact_rows
 from citebible_pipeline.query.route import (
     Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated, verse_df,
 )
@@ -759,3 +760,20 @@ def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(mo
     monkeypatch.setenv("CITEBIBLE_QUERY_WORKERS", "two")
     with pytest.raises(ValueError, match="CITEBIBLE_QUERY_WORKERS"):
         default_workers()
+
+
+def test_exact_retrieval_answers_each_search_nearest_first_in_the_order_asked():
+    """retrieve.exact_rows: every dense search answered from vectors in memory in `retrieve`'s row shape, the searches
+    in the order given whatever their level, nearest first, equal similarities by start id, at most k a search."""
+    verse = (np.array([101, 102, 103, 104]), np.array([101, 102, 103, 104]),
+             np.array([[1, 0], [0.6, 0.8], [0.6, 0.8], [0, 1]], np.float32))
+    chapter = (np.array([1001, 2001]), np.array([1031, 2022]), np.array([[0, 1], [1, 0]], np.float32))
+    q_a, q_b = np.array([1, 0], np.float32), np.array([0, 1], np.float32)
+    dense = [DenseQuery(0, "chapter", q_a), DenseQuery(0, "verse", q_a), DenseQuery(1, "verse", q_b)]
+    rows = exact_rows(dense, {"verse": verse, "chapter": chapter}, k=3)
+    assert [r[:5] for r in rows] == [
+        (0, "dense", "chapter", 2001, 2022), (0, "dense", "chapter", 1001, 1031),  # k 3, only two chapters
+        (0, "dense", "verse", 101, 101), (0, "dense", "verse", 102, 102), (0, "dense", "verse", 103, 103),  # a tie: by id
+        (1, "dense", "verse", 104, 104), (1, "dense", "verse", 102, 102), (1, "dense", "verse", 103, 103)]
+    assert rows[0][5] == pytest.approx(1.0) and rows[3][5] == pytest.approx(0.6) and rows[1][5] == pytest.approx(0.0)
+    assert exact_rows([], {"verse": verse}, k=3) == []

@@ -54,9 +54,10 @@ class EmbedderResource(ConfigurableResource):
 class EmbeddingConfig(Config):
     hnsw_m: int = 16
     hnsw_ef_construction: int = 200  # with ef_search 200: recall@50 0.983 vs exact (benchmarks/bench_embeddings.py)
-    # Measured (README, "Level vectors"): deriving chapters saves ~200 s of a build but lowered curated_pastoral
-    # and curated_study nDCG@10, so chapters are encoded; pericopes are derived while their level is off by
-    # default (encoding them, ~200 s, scored better with the level on: set `encode` when you turn it on).
+    # Measured (README, "Level vectors"; again in the twenty-first step, four seeds): deriving chapters saves ~200 s of
+    # a build but lowered the dev sentences' hit@5 (0.689 -> 0.653), so chapters are encoded; pericopes are derived
+    # while their level is off by default (encoding them, ~200 s, scored better with the level on: set `encode` when
+    # you turn it on).
     chapter_vectors: Literal["encode", "derive"] = Field(
         default="encode", description="encode a chapter's text in windows of whole verses, or derive its vector "
         "from its verses' vectors (the re-normalized mean)")

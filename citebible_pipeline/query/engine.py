@@ -28,7 +28,7 @@ from citebible_pipeline.query.merge import merge
 from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import answer
 from citebible_pipeline.query.rerank import Reranker, RerankInputs, apply as rerank_stage
-from citebible_pipeline.query.retrieve import DenseQuery, cross_references, retrieve_once, verse_rows
+from citebible_pipeline.query.retrieve import DenseQuery, cross_references, exact_rows, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
 from citebible_pipeline.query.route import clause_needs, clauses, nearest_is_need, prior_scores, route
 from citebible_pipeline.query.slots import fill
@@ -190,9 +190,11 @@ class Engine:
         dense = [DenseQuery(i, lv, v) for i, v in enumerate(vectors) for lv in levels] if o.dense else []
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
+        exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels() if o.exact and dense else {}
         with self.pool.connection() as conn:
-            rows = retrieve_once(memo, conn, data.space_id, data.dims, dense, o.dense_k, o.ef_search,
-                                 clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
+            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k) + retrieve_once(
+                memo, conn, data.space_id, data.dims, [d for d in dense if d.level not in exact], o.dense_k, o.ef_search,
+                clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
             lap("retrieve")
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
             signals = lists.floor_signals(rows, floor_routed, analysis)

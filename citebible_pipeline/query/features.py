@@ -59,6 +59,12 @@ class PoolTables:
     xref_votes: np.ndarray
     popularity: np.ndarray  # log1p of each verse's positive outgoing votes, aligned with verse_ids
     genre_boosts: dict[str, float]
+    chapter_spans: np.ndarray | None = None  # (n, 2) first and last verse id of each chapter row (exact retrieval)
+
+    def exact_levels(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """level -> (start ids, end ids, unit vectors) for `retrieve.exact_rows`: the rows the HNSW graphs index."""
+        c = {} if self.chapter_spans is None else {"chapter": (*self.chapter_spans.T, self.chapter_vectors)}
+        return {"verse": (self.verse_ids, self.verse_ids, self.verse_vectors), **c}
 
 
 def _matrix(rows) -> tuple[np.ndarray, np.ndarray]:
@@ -72,9 +78,10 @@ def load_tables(conn: psycopg.Connection, space_id: int, genre_boosts: Mapping[s
     verse_ids, verse_vectors = _matrix(conn.execute(
         "SELECT id, embedding FROM passage_embeddings WHERE space_id = %s AND level = 'verse' AND translation = %s"
         " ORDER BY id", (space_id, translation)).fetchall())
-    chapter_ids, chapter_vectors = _matrix(conn.execute(
-        "SELECT id, embedding FROM passage_embeddings WHERE space_id = %s AND level = 'chapter' AND translation = %s"
-        " ORDER BY id", (space_id, translation)).fetchall())
+    chapters = conn.execute(
+        "SELECT id, embedding, id + verse_start, id + verse_end FROM passage_embeddings WHERE space_id = %s"
+        " AND level = 'chapter' AND translation = %s ORDER BY id", (space_id, translation)).fetchall()
+    chapter_ids, chapter_vectors = _matrix(chapters)
     xr = np.array(conn.execute("SELECT from_id, to_start, votes FROM cross_references WHERE votes > 0"
                                " ORDER BY from_id, to_start").fetchall(), np.int64).reshape(-1, 3)
     out_votes = np.zeros(len(verse_ids), np.float64)
@@ -82,7 +89,8 @@ def load_tables(conn: psycopg.Connection, space_id: int, genre_boosts: Mapping[s
     ok = (pos < len(verse_ids)) & (verse_ids[np.minimum(pos, len(verse_ids) - 1)] == xr[:, 0])
     np.add.at(out_votes, pos[ok], xr[ok, 2])
     return PoolTables(verse_ids, verse_vectors, {int(c): i for i, c in enumerate(chapter_ids)}, chapter_vectors,
-                      xr[:, 0], xr[:, 1], xr[:, 2].astype(np.float64), np.log1p(out_votes), dict(genre_boosts))
+                      xr[:, 0], xr[:, 1], xr[:, 2].astype(np.float64), np.log1p(out_votes), dict(genre_boosts),
+                      np.array([(r[2], r[3]) for r in chapters], np.int64).reshape(-1, 2))
 
 
 def _inv(rank: int | None) -> float:

@@ -86,8 +86,11 @@ class SearchOptions(BaseModel, frozen=True):
                                  "context: routing reads the sentence with them as \"someone\" (query/persons.py)")
     person_labels: bool = Field(False, description="the same persons are context for document expansion: the label "
                                 "list and the label features read the sentence with them as \"someone\" (query/persons.py)")
+    exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
+                        "for the reranker, not the HNSW graphs (a rebuilt graph changes no answer; retrieve.exact_rows)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
-    ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries")
+    ef_search: int = Field(60, ge=10, le=1000, description="HNSW ef_search for the per-variant ANN queries "
+                           "(the pericope level, and every level with exact off)")
     collapse_ratio: float = Field(0.5, gt=0, le=1, description="share of a chapter's verses hit that collapses them into it")
     translation: str = Field(DEFAULT_TRANSLATION, pattern=TRANSLATION_KEY, description="which translation's text answers (web, bsb); "
                              "the same references either way")

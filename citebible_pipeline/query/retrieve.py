@@ -4,7 +4,7 @@ and the other SQL the engine needs (cross-references, display rows). All values 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,6 +80,25 @@ def retrieve(conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence
     conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(max(ef_search, k)),))
     stmt = sql.SQL(" UNION ALL ").join(parts)
     return [tuple(r) for r in conn.execute(stmt, params, prepare=False).fetchall()]
+
+
+def exact_rows(dense: Sequence[DenseQuery], levels: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], k: int
+               ) -> list[Row]:
+    """Each dense search answered exactly from vectors in memory (`levels`: level -> start ids, end ids, unit vectors;
+    `PoolTables.exact_levels`), in `retrieve`'s row shape and order: one matrix product per level for all its queries,
+    nearest first, ties by start id. No graph is read, so a rebuilt index cannot change an answer."""
+    answers: dict[int, list[Row]] = {}
+    for level in dict.fromkeys(q.level for q in dense):
+        idx = [i for i, q in enumerate(dense) if q.level == level]
+        starts, ends, mat = levels[level]
+        sims = mat @ np.stack([np.asarray(dense[i].vector, np.float32) for i in idx]).T
+        n = min(k, len(starts))
+        for j, i in enumerate(idx):
+            col = sims[:, j]
+            top = np.argpartition(-col, n - 1)[:n] if 0 < n < len(col) else np.arange(n)
+            top = top[np.lexsort((starts[top], -col[top]))]
+            answers[i] = [(dense[i].variant, "dense", level, int(starts[r]), int(ends[r]), float(col[r])) for r in top]
+    return [row for i in range(len(dense)) for row in answers[i]]
 
 
 def retrieve_once(memo: dict | None, conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence[DenseQuery],

@@ -164,7 +164,7 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     context.log.info(f"reranker model {model_id} active: {rows}")
     return MaterializeResult(metadata={
         "model_id": model_id, "train_queries": info["train_queries"], "valid_queries": len(valid),
-        "rounds": info["rounds"] if isinstance(info["rounds"], int) else MetadataValue.json(info["rounds"]),  # ensemble: each
+        "rounds": info["rounds"], **({"member_rounds": MetadataValue.json(info["member_rounds"])} if "member_rounds" in info else {}),
         "validation": _quality_meta(rows), "debias_cap": config.debias_cap,
         "valid_topic_ndcg_10_gain": round(rows[("topic", "feature model")]["ndcg_10"] - rows[("topic", "fused (no rerank)")]["ndcg_10"], 4),
         "importance": MetadataValue.json(info["importance"]), **_leak_meta(leak),

@@ -173,8 +173,9 @@ def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, memb
         for f, g in info["importance"].items():
             gain[f] = gain.get(f, 0.0) + g / len(infos)
     top = sorted(gain.items(), key=lambda x: -x[1])[:12]
-    return BOOSTER_SEP.join(texts), {"train_queries": infos[0]["train_queries"], "rounds": [i["rounds"] for i in infos],
-                                     "importance": {f: round(g, 1) for f, g in top}}
+    rounds = [i["rounds"] for i in infos]  # "rounds" stays an int (one metadata type across runs), each member's beside it
+    return BOOSTER_SEP.join(texts), {"train_queries": infos[0]["train_queries"], "rounds": round(sum(rounds) / len(rounds)),
+                                     "member_rounds": rounds, "importance": {f: round(g, 1) for f, g in top}}
 
 
 def feature_reranker(engine: Engine, model_text: str) -> FeatureReranker:
