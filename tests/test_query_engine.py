@@ -468,3 +468,15 @@ def test_need_intent_reads_a_first_person_sentence_nearest_a_need_as_pastoral(en
     assert not off.analysis.pastoral and on.analysis.pastoral and on.analysis.pastoral_score > off.analysis.pastoral_score
     study = "I want to learn what Paul taught about grace"
     assert not engine.rank(study, SearchOptions(need_intent=True)).analysis.pastoral
+
+
+def test_a_reader_disclosing_abuse_is_not_told_to_submit_first(engine):
+    """SearchOptions.abuse_care: the household codes' orders to wives, children and slaves are held back below the
+    answer of a reader who discloses abuse; a study question about those passages still gets them."""
+    from citebible_pipeline.query.care import orders_submission
+
+    text = "My partner screams at me and threatens to hurt me if I leave"
+    assert engine.rank(text).analysis.abuse
+    assert not any(orders_submission(c) for c in engine.rank(text).candidates[:5])
+    study = engine.rank("What does the Bible say about wives submitting to husbands?").candidates[:5]
+    assert any(orders_submission(c) for c in study)

@@ -777,3 +777,34 @@ def test_exact_retrieval_answers_each_search_nearest_first_in_the_order_asked():
         (1, "dense", "verse", 104, 104), (1, "dense", "verse", 102, 102), (1, "dense", "verse", 103, 103)]
     assert rows[0][5] == pytest.approx(1.0) and rows[3][5] == pytest.approx(0.6) and rows[1][5] == pytest.approx(0.0)
     assert exact_rows([], {"verse": verse}, k=3) == []
+
+
+@pytest.mark.parametrize("text,abuse", [
+    # intimate-partner-violence screening items (HITS, the Abuse Assessment Screen, WAST) said of oneself
+    ("My partner screams at me and threatens me", True), ("My boyfriend slapped me last night", True),
+    ("I was raped at a party last year", True), ("My stepfather abused me for years", True),
+    ("My ex was abusive and I still jump at every noise", True),
+    # the same words of someone else, or not done to the reader, are not a disclosure
+    ("Jesus was hit and mocked by the soldiers", False), ("Why was Tamar raped?", False),
+    ("I got kicked out of school", False), ("What does the Bible say about wives submitting to husbands?", False),
+])
+def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse):
+    a = analyze(validate(text))
+    assert a.abuse is abuse and (a.pastoral if abuse else True), (a.pastoral_score, a.abuse)
+
+
+def test_for_a_reader_disclosing_abuse_the_orders_to_submit_come_after_every_other_passage():
+    """care.hold_back: a passage holding a household code's order to the one who must submit (Colossians 3:18, or
+    the whole chapter) goes below the rest, in its order; the code's words to the husband (Ephesians 5:25-33) stay."""
+    from citebible_pipeline.bible.references import parse_reference
+    from citebible_pipeline.query.care import hold_back
+
+    def cand(ref, level="range"):
+        r = parse_reference(ref)
+        return Candidate(r.start_id, r.end_id, level)
+
+    ranked = [cand("Colossians 3:18-19"), cand("Ephesians 5:25-33"), cand("Colossians 3", "chapter"),
+              cand("Psalm 9:9", "verse"), cand("1 Peter 3:1-9"), cand("Malachi 2:13-16")]
+    held = hold_back(ranked)
+    assert [c.key for c in held] == [c.key for c in (ranked[1], ranked[3], ranked[5], ranked[0], ranked[2], ranked[4])]
+    assert hold_back(ranked[1::2]) == ranked[1::2]  # nothing to hold back: the order it was given

@@ -6,7 +6,7 @@ Pastoral intent is a small lexical classifier, documented here so its mistakes c
   my surgery"), or two distress words without "I" ("grief and anger after a death").
 Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
 categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
-exhaustion, addiction, broken relationships, money trouble, and crisis and trauma as screening instruments word
+exhaustion, addiction, broken relationships, abuse, money trouble, and crisis and trauma as screening instruments word
 them (PHQ-9, C-SSRS, ASQ, PCL-5, the Beck Scale for Suicide Ideation, the Interpersonal Needs Questionnaire's
 burdensomeness with the AFSP's warning signs). A study query ("Paul's teaching on
 grace") has no first person and at most one such word, so it stays a study query.
@@ -60,6 +60,15 @@ CRISIS_WORDS = (*SELF_HARM, "suicid",
 NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|doesn't|does not|didn't|did not|no longer|"
                              r"never) (?:want|wants|wanted|wish|wishes|wished) to (?:live|be alive)(?: anymore| any more| like "
                              r"this|\s*(?:[.,;:!?]|$)))")
+# Abuse by someone close, as intimate-partner-violence screening instruments ask it (HITS: hurt, insult, threaten,
+# scream; the Abuse Assessment Screen: "hit, slapped, kicked or otherwise physically hurt", forced sexual activity; WAST:
+# "hitting, kicking or pushing"), as done to the reader ("... me"), so "Jesus was hit" or "kicked out" is not one;
+# a first-person sentence with one of them, or with "abused", discloses abuse (query/care.py)
+ABUSE = (*(f"{verb} me" for verb in ("hit", "hits", "hitting", "slapped", "slaps", "kicked", "kicks", "pushed", "pushes",
+                                     "shoved", "choked", "chokes", "beat", "beats", "beating", "threatens", "threatened",
+                                     "threatening")),
+         *(f"{verb} at me" for verb in ("screams", "screamed", "screaming", "curses", "cursed", "yells", "yelled")),
+         "abusive", "raped", "molested", "assaulted")
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -75,7 +84,7 @@ DISTRESS = (
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
-    "not wake up", "nightmare", "flashback", "trauma", "ptsd", *SELF_HARM,
+    "not wake up", "nightmare", "flashback", "trauma", "ptsd", *SELF_HARM, *ABUSE,
 )
 PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
 # Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object
@@ -113,9 +122,9 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool]:
-    """The pastoral score, whether the sentence is in the first person and whether it holds crisis language (one
-    reading of its words for all three)."""
+def _read(text: str) -> tuple[float, bool, bool, bool]:
+    """The pastoral score, whether the sentence is in the first person, whether it holds crisis language and whether
+    it discloses abuse (one reading of its words for all four)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
@@ -124,7 +133,8 @@ def _read(text: str) -> tuple[float, bool, bool]:
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    return score, first, first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
+    abuse = first and ("abused" in words or any(_has(low, words, stem) for stem in ABUSE))
+    return score, first, first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS)), abuse  # oneself or one's own
 
 
 def pastoral_score(text: str) -> float:
@@ -152,10 +162,10 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis = _read(text)
+    score, first, crisis, abuse = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, crisis=crisis, testament=testament_hint(text), references=refs)
+                    first_person=first, crisis=crisis, abuse=abuse, testament=testament_hint(text), references=refs)
 
 
 def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:

@@ -18,7 +18,7 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, crisis, display as disp, labels as expansion, lists, persons
+from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, labels as expansion, lists, persons
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
@@ -235,6 +235,7 @@ class Engine:
         lap("rerank")
         cands = boost_stage.served(cands, o, data, learned=learned, testament=analysis.testament,
                                    pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
+        cands = care.hold_back(cands) if o.abuse_care and analysis.abuse else cands  # not "wives, submit" first
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")

@@ -86,6 +86,8 @@ class SearchOptions(BaseModel, frozen=True):
                                  "context: routing reads the sentence with them as \"someone\" (query/persons.py)")
     person_labels: bool = Field(False, description="the same persons are context for document expansion: the label "
                                 "list and the label features read the sentence with them as \"someone\" (query/persons.py)")
+    abuse_care: bool = Field(True, description="a reader who discloses abuse gets the household codes' orders to "
+                             "submit (\"wives, be in subjection\") held back below the rest of the answer (query/care.py)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
                         "for the reranker, not the HNSW graphs (a rebuilt graph changes no answer; retrieve.exact_rows)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
@@ -102,6 +104,7 @@ class Analysis(BaseModel):
     pastoral_score: float
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
     crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/crisis.py)
+    abuse: bool = False  # abuse by someone close disclosed, in the words of screening instruments (query/care.py)
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None
