@@ -61,7 +61,7 @@ NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|d
                              r"never) (?:want|wants|wanted|wish|wishes|wished) to (?:live|be alive)(?: anymore| any more| like "
                              r"this|\s*(?:[.,;:!?]|$)))")
 # Abuse by someone close, as intimate-partner-violence screening instruments ask it (HITS: hurt, insult, threaten,
-# scream; the Abuse Assessment Screen: "hit, slapped, kicked or otherwise physically hurt", forced sexual activity; WAST:
+# scream; the Abuse Assessment Screen: "hit, slapped, kicked or otherwise physically hurt", forced sex ("raped"); WAST:
 # "hitting, kicking or pushing"), as done to the reader ("... me"), so "Jesus was hit" or "kicked out" is not one;
 # a first-person sentence with one of them, or with "abused", discloses abuse (query/care.py)
 ABUSE = (*(f"{verb} me" for verb in ("hit", "hits", "hitting", "slapped", "slaps", "kicked", "kicks", "pushed", "pushes",
