@@ -191,10 +191,11 @@ class Engine:
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
         exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels() if o.exact and dense else {}
-        with self.pool.connection() as conn:
-            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k) + retrieve_once(
-                memo, conn, data.space_id, data.dims, [d for d in dense if d.level not in exact], o.dense_k, o.ef_search,
-                clean if o.hybrid or o.floor else None, translation=o.translation, common=data.common)
+        in_sql, fulltext = [d for d in dense if d.level not in exact], clean if o.hybrid or o.floor else None
+        with self.pool.connection() as conn:  # the database is asked only what memory cannot answer
+            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k) + (retrieve_once(
+                memo, conn, data.space_id, data.dims, in_sql, o.dense_k, o.ef_search, fulltext, translation=o.translation,
+                common=data.common) if in_sql or fulltext else [])
             lap("retrieve")
             # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
             signals = lists.floor_signals(rows, floor_routed, analysis)
