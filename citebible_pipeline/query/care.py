@@ -32,5 +32,6 @@ def orders_submission(c: Candidate) -> bool:
 
 
 def hold_back(cands: Sequence[Candidate]) -> list[Candidate]:
-    """The candidates in their order, those holding an order to submit moved after all the others."""
-    return [c for c in cands if not orders_submission(c)] + [c for c in cands if orders_submission(c)]
+    """The candidates in their order, those holding an order to submit moved after all the others (a stable sort:
+    each candidate's spans are tested once)."""
+    return sorted(cands, key=orders_submission)
