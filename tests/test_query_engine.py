@@ -471,13 +471,19 @@ def test_need_intent_reads_a_first_person_sentence_nearest_a_need_as_pastoral(en
     assert not engine.rank(study, SearchOptions(need_intent=True)).analysis.pastoral
 
 
-def test_a_reader_disclosing_abuse_is_not_told_to_submit_first(engine):
-    """SearchOptions.abuse_care: the household codes' orders to wives, children and slaves are held back below the
-    answer of a reader who discloses abuse; a study question about those passages still gets them."""
-    from citebible_pipeline.query.care import orders_submission
+def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_told_where_to_find_help(engine):
+    """SearchOptions.abuse_care: the orders to submit, to stay or not to resist are held back below the answer of a
+    reader who discloses abuse, and the answer says where to find help; a study question about those passages still
+    gets them, and no help line."""
+    from citebible_pipeline.query.care import held_back
 
-    text = "My partner screams at me and threatens to hurt me if I leave"
-    assert engine.rank(text).analysis.abuse
-    assert not any(orders_submission(c) for c in engine.rank(text).candidates[:5])
+    for text in ("My partner screams at me and threatens to hurt me if I leave", "My husband hits me when he drinks"):
+        assert engine.rank(text).analysis.abuse
+        assert not any(held_back(c) for c in engine.rank(text).candidates[:5]), text
+        assert "1-800-799-7233" in engine.search(text).crisis_help
+    assert engine.search("My husband hits me when he drinks", abuse_care=False).crisis_help is None
+    both = engine.search("My husband beats me and I want to end my life").crisis_help
+    assert "988" in both and "1-800-799-7233" in both
     study = engine.rank("What does the Bible say about wives submitting to husbands?").candidates[:5]
-    assert any(orders_submission(c) for c in study)
+    assert any(held_back(c) for c in study)
+    assert engine.search("What does the Bible say about divorce?").crisis_help is None

@@ -1,10 +1,12 @@
 """Care for a reader who discloses abuse by someone close (pure; SearchOptions.abuse_care). The New Testament household
 codes tell wives, children and slaves to submit and obey; OpenBible's abuse topics are voted mostly with the codes
 (Colossians 3:19 leads "domestic violence and abuse"), so a reader being hurt at home was answered "Wives, be in
-subjection to your husbands" first. For such a reader the codes' orders to the one who must submit are held back
-below the rest of the answer: not hidden from a search, not first. Their words to the husband, the father or the
-master ("husbands, love your wives", "fathers, don't provoke your children") stay where they rank. Which words disclose
-abuse is `analyze.ABUSE` (screening instruments' items, never a query set)."""
+subjection to your husbands" first, and "My husband hits me when he drinks" with "let not the wife leave her husband"
+(1 Corinthians 7:10) and Malachi 2:16. For such a reader the passages that tell the one being hurt to submit, to stay
+or not to resist are held back below the rest of the answer: not hidden from a search, not first. The codes' words to
+the husband, the father or the master ("husbands, love your wives") stay where they rank. The answer also carries
+where to find help now (HELP), as a crisis does. Which words disclose abuse is `analyze.ABUSE` (screening instruments'
+items, never a query set)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from collections.abc import Sequence
 from functools import cache
 
 from citebible_pipeline.bible.references import parse_reference
+from citebible_pipeline.query import crisis
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.models import Analysis, SearchOptions
 
 # The household codes as New Testament scholarship delimits them (Col 3:18-4:1, Eph 5:22-6:9, 1 Pet 2:18-3:7, with the
 # station codes of the Pastorals: 1 Tim 2:8-15, 6:1-2; Titus 2:1-10), their orders to wives, children and slaves only;
@@ -20,18 +24,40 @@ from citebible_pipeline.query.fuse import Candidate
 SUBMIT_ORDERS = ("Colossians 3:18", "Colossians 3:20", "Colossians 3:22-25", "Ephesians 5:22-24", "Ephesians 6:1-3",
                  "Ephesians 6:5-8", "1 Peter 2:18-25", "1 Peter 3:1-6", "1 Timothy 2:11-15", "1 Timothy 6:1-2",
                  "Titus 2:3-5", "Titus 2:9-10")
+# The other texts domestic-violence pastoral care names as used to keep a victim in place: the sayings against
+# divorce, at their orders (Malachi 2:16; Matthew 5:31-32, 19:6-9; Mark 10:9-12; Luke 16:18; 1 Corinthians 7:10-11:
+# "let not the wife depart"), and the saying against resisting one who strikes (Matthew 5:39-41, Luke 6:29: "turn the
+# other cheek"). Added after "My husband hits me when he drinks" (a sentence written for this check, in no query set)
+# opened with 1 Corinthians 7:10-16, Matthew 5:31-32 and Malachi 2:13-16; the list is the sayings', not that answer's.
+# The call to forgive is not here: a reader may be asking how to forgive.
+STAY_ORDERS = ("Malachi 2:16", "Matthew 5:31-32", "Matthew 19:6-9", "Mark 10:9-12", "Luke 16:18",
+               "1 Corinthians 7:10-11", "Matthew 5:39-41", "Luke 6:29")
+HELD_BACK = SUBMIT_ORDERS + STAY_ORDERS
+
+HELP = ("If someone is hurting you, it is not your fault, and you do not have to stay in danger. In the US call the "
+        "National Domestic Violence Hotline at 1-800-799-7233 (or text START to 88788), or RAINN at 1-800-656-4673 after "
+        "sexual assault; elsewhere find a line at findahelpline.com. If you are in danger right now, call emergency "
+        "services.")
 
 
 @cache
 def order_spans() -> tuple[tuple[int, int], ...]:
-    return tuple((r.start_id, r.end_id) for r in map(parse_reference, SUBMIT_ORDERS))
+    return tuple((r.start_id, r.end_id) for r in map(parse_reference, HELD_BACK))
 
 
-def orders_submission(c: Candidate) -> bool:
+def held_back(c: Candidate) -> bool:
+    """The candidate holds one of the orders to submit, to stay or not to resist."""
     return any(c.start <= end and start <= c.end for start, end in order_spans())
 
 
 def hold_back(cands: Sequence[Candidate]) -> list[Candidate]:
-    """The candidates in their order, those holding an order to submit moved after all the others (a stable sort:
-    each candidate's spans are tested once)."""
-    return sorted(cands, key=orders_submission)
+    """The candidates in their order, those holding an order to submit, stay or not resist moved after all the others
+    (a stable sort: each candidate's spans are tested once)."""
+    return sorted(cands, key=held_back)
+
+
+def help_now(analysis: Analysis, opts: SearchOptions) -> str | None:
+    """Where to find help now: the crisis line for crisis language, the abuse lines for a disclosure, both for both."""
+    said = [crisis.HELP] if opts.crisis and analysis.crisis else []
+    said += [HELP] if opts.abuse_care and analysis.abuse else []
+    return " ".join(said) or None

@@ -236,7 +236,7 @@ class Engine:
         lap("rerank")
         cands = boost_stage.served(cands, o, data, learned=learned, testament=analysis.testament,
                                    pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
-        cands = care.hold_back(cands) if o.abuse_care and analysis.abuse else cands  # not "wives, submit" first
+        cands = care.hold_back(cands) if o.abuse_care and analysis.abuse else cands  # not "submit" or "stay" first
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
@@ -263,5 +263,5 @@ class Engine:
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)
         ranked.timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return SearchResponse(query=text, abstained=ranked.abstained, reason=ranked.reason, notice=ranked.notice,
-                              crisis_help=crisis.HELP if opts.crisis and ranked.analysis.crisis else None,
+                              crisis_help=care.help_now(ranked.analysis, opts),
                               analysis=ranked.analysis, rewrites=ranked.rewrites, timings=ranked.timings, results=results)

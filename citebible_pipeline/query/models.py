@@ -86,8 +86,9 @@ class SearchOptions(BaseModel, frozen=True):
                                  "context: routing reads the sentence with them as \"someone\" (query/persons.py)")
     person_labels: bool = Field(False, description="the same persons are context for document expansion: the label "
                                 "list and the label features read the sentence with them as \"someone\" (query/persons.py)")
-    abuse_care: bool = Field(True, description="a reader who discloses abuse gets the household codes' orders to "
-                             "submit (\"wives, be in subjection\") held back below the rest of the answer (query/care.py)")
+    abuse_care: bool = Field(True, description="a reader who discloses abuse gets the orders to submit, to stay or not to "
+                             "resist (\"wives, be in subjection\", \"let not the wife depart\") held back below the rest "
+                             "of the answer, and where to find help now (query/care.py)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
                         "for the reranker, not the HNSW graphs (a rebuilt graph changes no answer; retrieve.exact_rows)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")
@@ -171,7 +172,7 @@ class SearchResponse(BaseModel):
     abstained: bool = False
     reason: str | None = None  # why it abstained (None when it answered)
     notice: str | None = None  # an optional stage that degraded and how (the LLM rewriter down); never an abstention
-    crisis_help: str | None = None  # where to find help now, when the query holds crisis language (query/crisis.py)
+    crisis_help: str | None = None  # where to find help now: crisis language (query/crisis.py), abuse disclosed (care.py)
     analysis: Analysis
     rewrites: list[Rewrite] = []
     timings: dict[str, float] = {}
