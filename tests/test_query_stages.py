@@ -794,9 +794,9 @@ def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse)
 
 
 def test_for_a_reader_disclosing_abuse_the_orders_to_submit_stay_or_not_resist_come_after_every_other_passage():
-    """care.hold_back: a passage holding an order to submit (Colossians 3:18, or the whole chapter), to stay (Malachi
-    2:16, 1 Corinthians 7:10-11) or not to resist (Matthew 5:39-41) goes below the rest, in its order; the code's words
-    to the husband (Ephesians 5:25-33) and the verses beside an order (1 Corinthians 7:12-16) stay."""
+    """care.hold_back: a passage holding an order to submit (Colossians 3:18, or the whole chapter), to stay (1
+    Corinthians 7:10-11) or not to resist (Matthew 5:39-41) goes below the rest, in its order; the words to the husband
+    (Ephesians 5:25-33, Malachi 2:13-16) and the verses beside an order (1 Corinthians 7:12-16) stay."""
     from citebible_pipeline.bible.references import parse_reference
     from citebible_pipeline.query.care import hold_back
 
@@ -808,5 +808,5 @@ def test_for_a_reader_disclosing_abuse_the_orders_to_submit_stay_or_not_resist_c
               cand("Psalm 9:9", "verse"), cand("1 Peter 3:1-9"), cand("Malachi 2:13-16"), cand("1 Corinthians 7:12-16"),
               cand("Matthew 5:38-48"), cand("1 Corinthians 7:10-16")]
     held = hold_back(ranked)
-    assert [c.key for c in held] == [ranked[i].key for i in (1, 3, 6, 0, 2, 4, 5, 7, 8)]
+    assert [c.key for c in held] == [ranked[i].key for i in (1, 3, 5, 6, 0, 2, 4, 7, 8)]
     assert hold_back(ranked[1::5]) == ranked[1::5]  # nothing to hold back: the order it was given

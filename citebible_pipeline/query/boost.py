@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from citebible_pipeline.bible.canon import book_of
+from citebible_pipeline.query import duty
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.tuning import TUNING
@@ -59,5 +60,6 @@ def served(cands: list[Candidate], o: SearchOptions, data, *, learned: bool, pas
     the prior is added only where no learned reranker already weighed it; the genre boost only where `pastoral`
     (intent, or SearchOptions.genre_scope)."""
     weights = data.boosts if o.genre_weights == "set" else data.learned_boosts
-    return final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
-                        testament=testament if o.boost else None, testament_of=lambda vid: book_of(vid).testament)
+    out = final_scores(cands, use_prior=o.prior and not learned, genre_boosts=weights if (o.boost and pastoral) else None,
+                       testament=testament if o.boost else None, testament_of=lambda vid: book_of(vid).testament)
+    return duty.weigh(out, data.duties, data.duty_lift) if o.duty_labels and o.boost and pastoral else out

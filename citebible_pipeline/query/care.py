@@ -1,8 +1,8 @@
 """Care for a reader who discloses abuse by someone close (pure; SearchOptions.abuse_care). The New Testament household
 codes tell wives, children and slaves to submit and obey; OpenBible's abuse topics are voted mostly with the codes
 (Colossians 3:19 leads "domestic violence and abuse"), so a reader being hurt at home was answered "Wives, be in
-subjection to your husbands" first, and "My husband hits me when he drinks" with "let not the wife leave her husband"
-(1 Corinthians 7:10) and Malachi 2:16. For such a reader the passages that tell the one being hurt to submit, to stay
+subjection to your husbands" first, and "My husband hits me when he drinks" with "let not the wife depart from her
+husband" (1 Corinthians 7:10) first. For such a reader the passages that tell the one being hurt to submit, to stay
 or not to resist are held back below the rest of the answer: not hidden from a search, not first. The codes' words to
 the husband, the father or the master ("husbands, love your wives") stay where they rank. The answer also carries
 where to find help now (HELP), as a crisis does. Which words disclose abuse is `analyze.ABUSE` (screening instruments'
@@ -24,14 +24,14 @@ from citebible_pipeline.query.models import Analysis, SearchOptions
 SUBMIT_ORDERS = ("Colossians 3:18", "Colossians 3:20", "Colossians 3:22-25", "Ephesians 5:22-24", "Ephesians 6:1-3",
                  "Ephesians 6:5-8", "1 Peter 2:18-25", "1 Peter 3:1-6", "1 Timothy 2:11-15", "1 Timothy 6:1-2",
                  "Titus 2:3-5", "Titus 2:9-10")
-# The other texts domestic-violence pastoral care names as used to keep a victim in place: the sayings against
-# divorce, at their orders (Malachi 2:16; Matthew 5:31-32, 19:6-9; Mark 10:9-12; Luke 16:18; 1 Corinthians 7:10-11:
-# "let not the wife depart"), and the saying against resisting one who strikes (Matthew 5:39-41, Luke 6:29: "turn the
-# other cheek"). Added after "My husband hits me when he drinks" (a sentence written for this check, in no query set)
-# opened with 1 Corinthians 7:10-16, Matthew 5:31-32 and Malachi 2:13-16; the list is the sayings', not that answer's.
-# The call to forgive is not here: a reader may be asking how to forgive.
-STAY_ORDERS = ("Malachi 2:16", "Matthew 5:31-32", "Matthew 19:6-9", "Mark 10:9-12", "Luke 16:18",
-               "1 Corinthians 7:10-11", "Matthew 5:39-41", "Luke 6:29")
+# The other orders domestic-violence pastoral care names as used to keep a victim in place, where they are given to the
+# one who would leave or be struck: "let not the wife depart from her husband" (1 Corinthians 7:10-11), the wife who
+# divorces (Mark 10:12), and "turn the other cheek" (Matthew 5:39-41, Luke 6:29). Added after "My husband hits me when
+# he drinks" (a sentence written for this check, in no query set) opened with 1 Corinthians 7:10-16; the list is those
+# orders', not that answer's. The divorce sayings given to husbands keep their rank, as "husbands, love your wives"
+# does (Matthew 5:31-32, 19:9, Luke 16:18; Malachi 2:13-16, which in the WEB condemns the husband who "covers his
+# garment with violence"). The call to forgive is not here: a reader may be asking how to forgive.
+STAY_ORDERS = ("1 Corinthians 7:10-11", "Mark 10:12", "Matthew 5:39-41", "Luke 6:29")
 HELD_BACK = SUBMIT_ORDERS + STAY_ORDERS
 
 HELP = ("If someone is hurting you, it is not your fault, and you do not have to stay in danger. In the US call the "

@@ -89,6 +89,8 @@ class SearchOptions(BaseModel, frozen=True):
     abuse_care: bool = Field(True, description="a reader who discloses abuse gets the orders to submit, to stay or not to "
                              "resist (\"wives, be in subjection\", \"let not the wife depart\") held back below the rest "
                              "of the answer, and where to find help now (query/care.py)")
+    duty_labels: bool = Field(False, description="on pastoral intent, a passage Nave's lists as a duty (\"citizens: duties "
+                              "of\") weighs less, by a lift read from the training side (query/duty.py; measured, README)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
                         "for the reranker, not the HNSW graphs (a rebuilt graph changes no answer; retrieve.exact_rows)")
     dense_k: int = Field(30, ge=5, le=200, description="nearest neighbours per query variant and level")

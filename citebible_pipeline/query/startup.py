@@ -20,7 +20,7 @@ import numpy as np
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
-from citebible_pipeline.query import boost
+from citebible_pipeline.query import boost, duty
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
@@ -71,6 +71,16 @@ class EngineData:
         """The genre weights read from the themes (SearchOptions.genre_weights 'learned', off by default): made on
         first use, so engine start-up does not pay for a switch nobody set."""
         return boost.learned_boosts(self.themes.kinds, self.themes.passages, self.genres)
+
+    @cached_property
+    def duties(self) -> duty.DutyIndex:
+        """The Nave's sub-entry labels' runs, all and duties (SearchOptions.duty_labels, off): made on first use."""
+        return duty.build(self.labels.texts, self.labels.passages)
+
+    @cached_property
+    def duty_lift(self) -> float:
+        """How much less a pastoral need's human judgments lean on duty labels than the other themes' (query.duty)."""
+        return duty.lift(self.duties, self.themes.kinds, self.themes.passages)
 
 
 def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> EngineData:
