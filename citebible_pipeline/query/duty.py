@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citebible_pipeline.query.spans import runs_of, runs_touching
+from citebible_pipeline.query.spans import flatten, runs_touching, sorted_runs
 from citebible_pipeline.query.tuning import TUNING
 
 # Nave's own words for a duty, in a sub-entry's last segment; chosen from the index's label vocabulary (rule R27)
@@ -48,12 +48,7 @@ def build(texts: Sequence[str], passages: Sequence[tuple[np.ndarray, np.ndarray,
     """From the label index's texts and spans (query.labels.LabelIndex)."""
 
     def runs(keep: list[int]) -> Runs:
-        if not keep:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        starts = np.concatenate([passages[i][0] for i in keep])
-        ends = np.concatenate([passages[i][1] for i in keep])
-        lo, hi = runs_of(starts, ends, np.repeat(np.arange(len(keep)), [len(passages[i][0]) for i in keep]))
-        return np.sort(lo), np.sort(hi)
+        return sorted_runs(*flatten([passages[i] for i in keep]))
 
     return DutyIndex(runs([i for i, t in enumerate(texts) if is_subentry(t)]),
                      runs([i for i, t in enumerate(texts) if is_duty(t)]))

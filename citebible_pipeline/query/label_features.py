@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from citebible_pipeline.query.spans import runs_of, runs_touching
+from citebible_pipeline.query.spans import runs_touching, sorted_runs
 
 
 def label_features(X: np.ndarray, col: Mapping[str, int], sentence: tuple | None, rewrites: tuple | None,
@@ -50,7 +50,7 @@ def _sentence(X: np.ndarray, col: Mapping[str, int], spans: tuple, starts: np.nd
     X[:, col["label_count"]] = np.log1p(count)
     # specificity of the match: the near labels' runs touching the candidate against every label's, counted alike for a
     # verse and a chapter (a chapter touches every label of any of its verses, and so do the near ones)
-    near = runs_touching(tuple(np.sort(x) for x in runs_of(s, e, block)), starts, ends)
+    near = runs_touching(sorted_runs(s, e, block), starts, ends)
     X[:, col["label_share"]] = near / np.maximum(runs_touching(runs, starts, ends), 1)
 
 

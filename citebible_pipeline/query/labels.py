@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from citebible_pipeline.query.route import excluded, specificity
-from citebible_pipeline.query.spans import SPAN, flatten, runs_of, span_sums
+from citebible_pipeline.query.spans import SPAN, flatten, sorted_runs, span_sums
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
 
@@ -48,11 +48,10 @@ class LabelIndex:
 
     @cached_property
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every label's spans merged into runs, sorted (spans.runs_of): how many labels touch a passage at all, how
+        """Every label's spans merged into runs, sorted (spans.sorted_runs): how many labels touch a passage at all, how
         famous it is among the labels, against which the labels near one sentence are counted (query.features)."""
         starts, ends, groups, _ = self.flat
-        lo, hi = runs_of(starts, ends, groups)
-        return np.sort(lo), np.sort(hi)
+        return sorted_runs(starts, ends, groups)
 
 
 EMPTY = LabelIndex([], [], {}, {}, np.zeros(0), [])

@@ -48,6 +48,12 @@ def runs_of(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> tuple[n
     return s[first] - offset[order][first], np.maximum.reduceat(reach, first) - offset[order][first]
 
 
+def sorted_runs(starts: np.ndarray, ends: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """runs_of, its first ids and last ids each sorted on its own: the shape runs_touching searches."""
+    lo, hi = runs_of(starts, ends, groups)
+    return np.sort(lo), np.sort(hi)
+
+
 def runs_touching(runs: tuple[np.ndarray, np.ndarray], starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """How many runs overlap each span [start, end]: those beginning by its end, less those over before its start.
     `runs`: the runs' first ids and last ids, each sorted on its own (binary searches)."""
