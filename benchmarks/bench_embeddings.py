@@ -6,6 +6,9 @@
 (d) torch and ONNX Runtime side by side on the same 3,000 verses: throughput ratio (issue 20's target >= 1.8),
     largest vector difference, one-query latency, HNSW recall@50 with each backend's query vectors, and the
     start-up time and peak RSS of a process that loads each backend and embeds one query
+(e) the ONNX CPU layout side by side on the same verses and real chapter windows: one two-threaded caller, batch 64
+    (before the twenty-third step) against a single-threaded caller per core, <= 512 tokens a call (now); and the
+    int8 graph (R28, a switch), text by text: throughput ratios, largest difference, least cosine to fp32
 
 Needs the built database (`make run`) for (b) and as the source of rows for (c).
 Usage: python benchmarks/bench_embeddings.py [--ef-search 200] [--skip-rebuild]
@@ -17,6 +20,7 @@ import argparse
 import random
 import statistics
 import time
+from pathlib import Path
 
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -25,7 +29,7 @@ from citebible_pipeline.db import apply_migrations, connect, database_url
 from citebible_pipeline.db.load import replace_rows
 from citebible_pipeline.embeddings.build import build_passage_embeddings, embed_docs
 from citebible_pipeline.embeddings.documents import PassageDoc
-from citebible_pipeline.embeddings.embedder import Embedder
+from citebible_pipeline.embeddings.embedder import Embedder, resolve_model_path
 from citebible_pipeline.embeddings.store import active_space, dense_search
 from citebible_pipeline.sources import open_text_member
 from citebible_pipeline.sources.datasets import DATASETS, data_dir
@@ -120,7 +124,7 @@ def bench_rebuild(emb: Embedder) -> None:
 _PROBE = """
 import re, sys, time
 t = time.perf_counter()
-from citebible_pipeline.embeddings.embedder import Embedder
+from citebible_pipeline.embeddings.embedder import Embedder, resolve_model_path
 e = Embedder(backend=sys.argv[1])
 e.encode_queries(["I feel far from God"])
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)  # peak RSS of this process image
@@ -179,16 +183,56 @@ def bench_backends(texts: list[str], ef_search: int) -> None:
         print(f"    start-up [{name}]: load + one query {seconds:.1f} s, peak RSS {rss:,.0f} MiB")
 
 
+def chapter_windows(n: int) -> list[str]:
+    """The windows the build encodes for `n` chapters (seeded), from the built database."""
+    from citebible_pipeline.embeddings.build import load_inputs
+    from citebible_pipeline.embeddings.documents import build_documents
+
+    emb = Embedder()
+    with connect() as conn:
+        verses, chapters = load_inputs(conn)
+    docs = build_documents(verses, emb.token_counts([v.text for v in verses]), emb.window_budget(), chapters, "encode")
+    picked = random.Random(7).sample([d for d in docs if d.level == "chapter"], n)
+    return [w for d in picked for w in d.windows]
+
+
+def bench_layout(texts: list[str], windows: list[str]) -> None:
+    import numpy as np
+
+    from citebible_pipeline.embeddings.onnx_backend import OnnxEncoder
+
+    fp32 = Embedder(precision="fp32")
+    enc, info = fp32._onnx
+    before = OnnxEncoder(Path(info["path"]), Path(resolve_model_path(fp32.model_id)), fp32.space.max_seq_length, callers=1)
+    int8 = Embedder(precision="int8")._onnx[0]
+    for name, xs in (("verses", texts), ("chapter windows", windows)):
+        secs, vecs = {}, {}
+        for label, e in (("before", before), ("now", enc), ("int8", int8)) * 2:  # interleaved, best of 2
+            t = time.perf_counter()
+            vecs[label] = e.encode(xs, 64)
+            secs[label] = min(secs.get(label, 1e9), time.perf_counter() - t)
+        rate = {k: len(xs) / v for k, v in secs.items()}
+        print(f"(e) {len(xs):,} {name}: before {rate['before']:,.1f}/s, now {rate['now']:,.1f}/s "
+              f"(ratio {secs['before'] / secs['now']:.2f}x, max |difference| "
+              f"{float(np.abs(vecs['now'] - vecs['before']).max()):.1e}); int8 {rate['int8']:,.1f}/s "
+              f"({secs['now'] / secs['int8']:.2f}x now, least cosine to fp32 "
+              f"{float((vecs['int8'] * vecs['now']).sum(axis=1).min()):.4f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ef-search", type=int, default=200)
     ap.add_argument("--skip-rebuild", action="store_true")
     ap.add_argument("--backends-only", action="store_true", help="just (d), torch beside ONNX")
+    ap.add_argument("--layout-only", action="store_true", help="just (e), the CPU layouts and int8")
     args = ap.parse_args()
     emb = Embedder()
     with connect() as conn:
         texts = [r[0] for r in conn.execute("SELECT text FROM verses WHERE NOT is_empty ORDER BY id")]
     random.Random(5).shuffle(texts)
+    bench_layout(texts[:3000], chapter_windows(60))
+    if args.layout_only:
+        return
     bench_backends(texts[:3000], args.ef_search)
     if args.backends_only:
         return

@@ -36,7 +36,7 @@ def test_prefix_registry():
 
 
 def test_prefixes_are_really_applied(tiny_model):
-    emb = Embedder(tiny_model, device="cpu", document_prefix="passage: ", query_prefix="query: ")
+    emb = Embedder(tiny_model, device="cpu", precision="fp32", document_prefix="passage: ", query_prefix="query: ")
     texts = ["Jesus wept.", "Yahweh is my shepherd; I shall lack nothing."]
     raw = emb.model
     docs = emb.encode_documents(texts)
@@ -123,13 +123,67 @@ def test_onnx_and_torch_give_the_same_vectors_on_200_real_verses(tmp_path, monke
     monkeypatch.setenv("CITEBIBLE_ONNX_CACHE", str(tmp_path / "onnx"))
     verses = [v.text for v in build_verses(ARCHIVE) if v.text][::150][:200]
     assert len(verses) == 200
-    onnx, torch = Embedder(backend="onnx"), Embedder(backend="torch")
+    onnx, torch = Embedder(backend="onnx", precision="fp32"), Embedder(backend="torch")
     a, b = onnx.encode_documents(verses), torch.encode_documents(verses)
     assert np.abs(a - b).max() <= ONNX_TOLERANCE
     assert onnx.space == torch.space  # one embedding space: the index built by either serves both
     assert onnx.token_counts(verses[:20]) == torch.token_counts(verses[:20])
     info = onnx.describe()
     assert info["backend"] == "onnx" and info["onnx_max_abs_diff_vs_torch"] <= ONNX_TOLERANCE
+
+
+def test_one_caller_per_core_gives_the_batched_vectors_on_real_verses_and_windows(tmp_path, monkeypatch):
+    """The twenty-third step's CPU layout (single-threaded callers, <= TOKENS_PER_CALL a call) changes the speed only."""
+    from pathlib import Path
+
+    from tests.embedfixtures import ARCHIVE
+
+    from citebible_pipeline.bible.corpus import build_verses
+    from citebible_pipeline.embeddings.embedder import resolve_model_path
+    from citebible_pipeline.embeddings.onnx_backend import OnnxEncoder
+
+    monkeypatch.setenv("CITEBIBLE_ONNX_CACHE", str(tmp_path / "onnx"))
+    texts = [v.text for v in build_verses(ARCHIVE) if v.text]
+    verses = texts[::97][:300]
+    windows = [" ".join(texts[i:i + 9]) for i in range(0, 9 * 40, 9)]  # ~250 tokens each, truncated at 256
+    emb = Embedder(backend="onnx", precision="fp32")
+    now, info = emb._onnx
+    assert now.callers == len(__import__("os").sched_getaffinity(0))
+    before = OnnxEncoder(Path(info["path"]), Path(resolve_model_path(emb.model_id)), 256, callers=1)
+    for xs in (verses, windows, verses[:1]):
+        np.testing.assert_allclose(now.encode(xs, 64), before.encode(xs, 64), atol=1e-6)
+    mixed = [*windows[:5], *verses[:50], ""]
+    np.testing.assert_allclose(now.encode(mixed, 64), before.encode(mixed, 64), atol=1e-6)
+
+
+# R28's int8 graph against fp32 on real verses: measured 0.980 least and 0.993 mean cosine on 3,000 verses. Below these
+# bounds the quantization lost the space, not rounding.
+INT8_LEAST_COSINE, INT8_MEAN_COSINE = 0.97, 0.985
+
+
+def test_int8_is_a_separate_space_close_to_fp32_on_200_real_verses(tmp_path, monkeypatch):
+    from tests.embedfixtures import ARCHIVE
+
+    from citebible_pipeline.bible.corpus import build_verses
+
+    monkeypatch.setenv("CITEBIBLE_ONNX_CACHE", str(tmp_path / "onnx"))
+    verses = [v.text for v in build_verses(ARCHIVE) if v.text][::150][:200]
+    int8, fp32 = Embedder(backend="onnx", precision="int8"), Embedder(backend="onnx", precision="fp32")
+    a, b = int8.encode_documents(verses), fp32.encode_documents(verses)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() >= INT8_LEAST_COSINE and cosines.mean() >= INT8_MEAN_COSINE
+    assert not np.allclose(a, b, atol=ONNX_TOLERANCE)  # really quantized, not the fp32 graph under another name
+    assert int8.space != fp32.space and int8.space.key != fp32.space.key
+    with pytest.raises(SpaceMismatchError, match="weights_sha256"):
+        check_space(fp32.space, int8.space)  # an fp32 index is never searched with int8 queries
+    info = int8.describe()
+    assert info["precision"] == "int8" and info["onnx_min_cosine_vs_torch"] >= INT8_LEAST_COSINE
+    assert info["onnx_path"] != fp32.describe()["onnx_path"]
+    with pytest.raises(ValueError, match="onnx backend's"):
+        Embedder(backend="torch", precision="int8")
+    monkeypatch.setenv("CITEBIBLE_EMBED_PRECISION", "int4")
+    with pytest.raises(ValueError, match="CITEBIBLE_EMBED_PRECISION"):
+        Embedder()
 
 
 def test_onnx_export_is_cached_checked_and_redone_when_damaged(tiny_model, tmp_path, monkeypatch):
@@ -141,7 +195,7 @@ def test_onnx_export_is_cached_checked_and_redone_when_damaged(tiny_model, tmp_p
     folder, manifest = ensure_export(Path(tiny_model))
     assert folder == export_dir(Path(tiny_model)) and (folder / "model.onnx").exists()
     assert manifest.max_abs_diff <= ONNX_TOLERANCE
-    again = Embedder(tiny_model, backend="onnx", document_prefix="passage: ", query_prefix="query: ")
+    again = Embedder(tiny_model, backend="onnx", precision="fp32", document_prefix="passage: ", query_prefix="query: ")
     texts = ["Jesus wept.", "Yahweh is my shepherd; I shall lack nothing."]
     np.testing.assert_allclose(again.encode_documents(texts), again.model.encode(["passage: " + t for t in texts],
                                normalize_embeddings=True), atol=ONNX_TOLERANCE)

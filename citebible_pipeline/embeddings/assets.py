@@ -29,9 +29,9 @@ from citebible_pipeline.resources import PostgresResource
 
 @lru_cache(maxsize=4)
 def _embedder(model: str, device: str, batch_size: int, doc: Optional[str], query: Optional[str],
-              backend: Optional[str]) -> Embedder:
+              backend: Optional[str], precision: Optional[str]) -> Embedder:
     return Embedder(model, device=device, batch_size=batch_size, document_prefix=doc, query_prefix=query,
-                    backend=backend)
+                    backend=backend, precision=precision)
 
 
 class EmbedderResource(ConfigurableResource):
@@ -40,15 +40,20 @@ class EmbedderResource(ConfigurableResource):
     model: str = Field(default=DEFAULT_MODEL, description="model id or local path (default: the offline MiniLM package)")
     device: str = Field(default="auto", description="cpu or cuda (a GPU worker is this setting); auto: CUDA when "
                         "torch sees one, else cpu (the onnx backend runs cpu unless cuda is named)")
-    batch_size: int = Field(default=64, description="texts per forward pass (64 measured best on 2 CPU cores; a GPU "
-                            "worker takes more, e.g. 256: dagster_home/cluster/embed_on_gpu.yaml)")
+    batch_size: int = Field(default=64, description="most texts per forward pass (on CPU the onnx backend also holds "
+                            "a pass to 512 tokens, one single-threaded caller per core; a GPU worker takes more, e.g. "
+                            "256: dagster_home/cluster/embed_on_gpu.yaml)")
     backend: Optional[str] = Field(default=None, description="onnx (ONNX Runtime over a cached export of the same "
                                    "weights) or torch; None: CITEBIBLE_EMBED_BACKEND, else onnx")
+    precision: Optional[str] = Field(default=None, description="fp32 or int8 (onnx only: the weight matrices quantized, "
+                                     "about twice as fast on CPU, a separate embedding space); None: "
+                                     "CITEBIBLE_EMBED_PRECISION, else the default (README, twenty-third step)")
     document_prefix: Optional[str] = Field(default=None, description="override the registry's document prefix")
     query_prefix: Optional[str] = Field(default=None, description="override the registry's query prefix")
 
     def get(self) -> Embedder:
-        return _embedder(self.model, self.device, self.batch_size, self.document_prefix, self.query_prefix, self.backend)
+        return _embedder(self.model, self.device, self.batch_size, self.document_prefix, self.query_prefix, self.backend,
+                         self.precision)
 
 
 class EmbeddingConfig(Config):

@@ -4,7 +4,10 @@ configuration is never queried with another.
 
 Backends: `onnx` (default; ONNX Runtime over a cached export of the same weights, `onnx_backend.py`) and
 `torch` (sentence-transformers itself; training and models the ONNX path cannot export). The two give the
-same vectors to within 1e-6 (tests/test_embeddings_real.py), so they share one embedding space."""
+same vectors to within 1e-6 (tests/test_embeddings.py), so they share one embedding space.
+
+Precision (onnx only): `fp32`, or `int8` (the weight matrices quantized, `onnx_backend.py`), about twice as fast on
+CPU and a separate embedding space."""
 
 from __future__ import annotations
 
@@ -20,7 +23,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from citebible_pipeline.embeddings.onnx_backend import (
+    PRECISIONS,
     OnnxEncoder,
+    check_precision,
     ensure_export,
     state_dict_sha256,
     unsupported_reason,
@@ -38,6 +43,17 @@ def default_backend() -> str:
     if backend not in BACKENDS:
         raise ValueError(f"CITEBIBLE_EMBED_BACKEND={backend!r}: expected one of {BACKENDS}")
     return backend
+
+
+DEFAULT_PRECISION = "fp32"  # R28 (README, "Twenty-third step") decides whether int8 is the default
+
+
+def chosen_precision() -> str | None:
+    """CITEBIBLE_EMBED_PRECISION (fp32 | int8), None when unset: the one place that reads it."""
+    value = os.environ.get("CITEBIBLE_EMBED_PRECISION")
+    if value is not None and value.lower() not in PRECISIONS:
+        raise ValueError(f"CITEBIBLE_EMBED_PRECISION={value!r}: expected one of {PRECISIONS}")
+    return None if value is None else value.lower()
 
 
 class SpaceMismatchError(RuntimeError):
@@ -87,17 +103,25 @@ class Embedder:
         document_prefix: str | None = None,
         query_prefix: str | None = None,
         backend: str | None = None,
+        precision: str | None = None,
     ) -> None:
         self.model_id = model
         self.batch_size = batch_size
         self.backend = backend or default_backend()
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {self.backend!r}; expected one of {BACKENDS}")
+        chosen = precision or chosen_precision()  # named by the caller or the environment, else the default
+        self.precision = check_precision(chosen or DEFAULT_PRECISION)
         if self.backend == "onnx":
             reason = unsupported_reason(Path(resolve_model_path(model)))
             if reason:
-                log.warning("%s stays on the torch backend: %s", model, reason)
-                self.backend = "torch"
+                log.warning("%s stays on the torch backend (fp32): %s", model, reason)
+                self.backend, self.precision = "torch", "fp32"
+        if self.backend == "torch" and chosen is None:
+            self.precision = "fp32"  # torch has no int8 graph: the default precision is onnx's
+        if self.backend == "torch" and self.precision != "fp32":
+            raise ValueError(f"precision {self.precision!r} is the onnx backend's; the torch backend is fp32 "
+                             "(a separate embedding space from int8)")
         doc, query = prefixes_for(model)
         self.document_prefix = doc if document_prefix is None else document_prefix
         self.query_prefix = query if query_prefix is None else query_prefix
@@ -120,20 +144,23 @@ class Embedder:
         """(encoder, what was loaded: path, checksum, fusion) of the cached ONNX export."""
         model_dir = Path(resolve_model_path(self.model_id))
         started = time.perf_counter()
-        folder, manifest = ensure_export(model_dir)
+        folder, manifest = ensure_export(model_dir, precision=self.precision)
         device = "cpu" if self._device == "auto" else self._device
-        encoder = OnnxEncoder(folder / "model.onnx", model_dir, manifest.max_seq_length, device=device)
-        log.info("loaded %s on onnxruntime (%s) in %.1fs", self.model_id, device, time.perf_counter() - started)
+        encoder = OnnxEncoder(folder / "model.onnx", model_dir, manifest.max_seq_length, device=device,
+                              per_text=manifest.precision == "int8")
+        log.info("loaded %s (%s) on onnxruntime (%s) in %.1fs", self.model_id, self.precision, device,
+                 time.perf_counter() - started)
         return encoder, {"manifest": manifest, "path": str(folder / "model.onnx"), "device": device}
 
     def describe(self) -> dict:
         """The backend as Dagster metadata and /api/health report it."""
         if self.backend == "torch":
-            return {"backend": "torch", "device": str(self.model.device)}
+            return {"backend": "torch", "precision": "fp32", "device": str(self.model.device)}
         _, info = self._onnx
         m = info["manifest"]
-        return {"backend": "onnx", "device": info["device"], "onnx_path": info["path"], "onnx_sha256": m.onnx_sha256,
-                "onnx_fused": m.fused, "onnx_max_abs_diff_vs_torch": m.max_abs_diff}
+        return {"backend": "onnx", "precision": m.precision, "device": info["device"], "onnx_path": info["path"],
+                "onnx_sha256": m.onnx_sha256, "onnx_fused": m.fused, "onnx_max_abs_diff_vs_torch": m.max_abs_diff,
+                "onnx_min_cosine_vs_torch": m.min_cosine}
 
     @cached_property
     def space(self) -> EmbeddingSpace:
