@@ -124,7 +124,7 @@ def bench_rebuild(emb: Embedder) -> None:
 _PROBE = """
 import re, sys, time
 t = time.perf_counter()
-from citebible_pipeline.embeddings.embedder import Embedder, resolve_model_path
+from citebible_pipeline.embeddings.embedder import Embedder
 e = Embedder(backend=sys.argv[1])
 e.encode_queries(["I feel far from God"])
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)  # peak RSS of this process image

@@ -134,6 +134,7 @@ def test_onnx_and_torch_give_the_same_vectors_on_200_real_verses(tmp_path, monke
 
 def test_one_caller_per_core_gives_the_batched_vectors_on_real_verses_and_windows(tmp_path, monkeypatch):
     """The twenty-third step's CPU layout (single-threaded callers, <= TOKENS_PER_CALL a call) changes the speed only."""
+    import os
     from pathlib import Path
 
     from tests.embedfixtures import ARCHIVE
@@ -148,7 +149,7 @@ def test_one_caller_per_core_gives_the_batched_vectors_on_real_verses_and_window
     windows = [" ".join(texts[i:i + 9]) for i in range(0, 9 * 40, 9)]  # ~250 tokens each, truncated at 256
     emb = Embedder(backend="onnx", precision="fp32")
     now, info = emb._onnx
-    assert now.callers == len(__import__("os").sched_getaffinity(0))
+    assert now.callers == len(os.sched_getaffinity(0))
     before = OnnxEncoder(Path(info["path"]), Path(resolve_model_path(emb.model_id)), 256, callers=1)
     for xs in (verses, windows, verses[:1]):
         np.testing.assert_allclose(now.encode(xs, 64), before.encode(xs, 64), atol=1e-6)

@@ -51,9 +51,11 @@ DEFAULT_PRECISION = "fp32"  # R28 (README, "Twenty-third step") decides whether 
 def chosen_precision() -> str | None:
     """CITEBIBLE_EMBED_PRECISION (fp32 | int8), None when unset: the one place that reads it."""
     value = os.environ.get("CITEBIBLE_EMBED_PRECISION")
-    if value is not None and value.lower() not in PRECISIONS:
+    if value is None:
+        return None
+    if value.lower() not in PRECISIONS:
         raise ValueError(f"CITEBIBLE_EMBED_PRECISION={value!r}: expected one of {PRECISIONS}")
-    return None if value is None else value.lower()
+    return value.lower()
 
 
 class SpaceMismatchError(RuntimeError):
@@ -112,16 +114,15 @@ class Embedder:
             raise ValueError(f"unknown embedding backend {self.backend!r}; expected one of {BACKENDS}")
         chosen = precision or chosen_precision()  # named by the caller or the environment, else the default
         self.precision = check_precision(chosen or DEFAULT_PRECISION)
-        if self.backend == "onnx":
-            reason = unsupported_reason(Path(resolve_model_path(model)))
-            if reason:
-                log.warning("%s stays on the torch backend (fp32): %s", model, reason)
-                self.backend, self.precision = "torch", "fp32"
-        if self.backend == "torch" and chosen is None:
-            self.precision = "fp32"  # torch has no int8 graph: the default precision is onnx's
-        if self.backend == "torch" and self.precision != "fp32":
-            raise ValueError(f"precision {self.precision!r} is the onnx backend's; the torch backend is fp32 "
-                             "(a separate embedding space from int8)")
+        reason = unsupported_reason(Path(resolve_model_path(model))) if self.backend == "onnx" else None
+        if reason:
+            log.warning("%s stays on the torch backend (fp32): %s", model, reason)
+            self.backend, self.precision = "torch", "fp32"
+        elif self.backend == "torch":
+            if chosen not in (None, "fp32"):  # the default precision is onnx's: torch has no int8 graph
+                raise ValueError(f"precision {chosen!r} is the onnx backend's; the torch backend is fp32 "
+                                 "(a separate embedding space from int8)")
+            self.precision = "fp32"
         doc, query = prefixes_for(model)
         self.document_prefix = doc if document_prefix is None else document_prefix
         self.query_prefix = query if query_prefix is None else query_prefix

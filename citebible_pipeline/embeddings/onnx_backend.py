@@ -40,7 +40,8 @@ PROBES = ("In the beginning, God created the heavens and the earth.", "Jesus wep
           "Yahweh is near to those who have a broken heart, and saves those who have a crushed spirit.")
 _LIBS = ("torch", "onnxruntime", "transformers", "sentence-transformers", "tokenizers")
 PRECISIONS = ("fp32", "int8")
-INT8_RECIPE = "onnxruntime-dynamic-int8-per-channel-constb-per-text-v1"  # in the space's weights hash: a new recipe, a new space
+# In the int8 space's weights hash and its export folder's name: a new recipe is a new space, exported again.
+INT8_RECIPE = "onnxruntime-dynamic-int8-per-channel-constb-per-text-v1"
 # The int8 graph's least cosine to torch on PROBES below which the export is refused. Measured 0.980 as the least
 # over 3,000 real verses (0.993 on average); a quantization that broke a layer reads far below.
 MIN_INT8_COSINE = 0.95
@@ -119,8 +120,8 @@ def export_dir(model_dir: Path, root: Path | None = None, precision: str = "fp32
     versions = json.dumps({**_lib_versions(), "export": EXPORT_VERSION, "opset": OPSET}, sort_keys=True)
     weights = _sha256(model_dir / "model.safetensors")[:16]
     tag = hashlib.sha256(versions.encode()).hexdigest()[:8]
-    # int8's folder names its recipe too: a new recipe is exported again (its manifest holds the space's hash)
-    suffix = "" if check_precision(precision) == "fp32" else f"-{precision}-{hashlib.sha256(INT8_RECIPE.encode()).hexdigest()[:8]}"
+    recipe = hashlib.sha256(INT8_RECIPE.encode()).hexdigest()[:8]
+    suffix = "" if check_precision(precision) == "fp32" else f"-{precision}-{recipe}"
     return (root or cache_root()) / f"{model_dir.parent.name}-{model_dir.name}-{weights}-{tag}{suffix}"
 
 
@@ -281,12 +282,12 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         cores = threads or len(os.sched_getaffinity(0))
-        cpu = providers_for(device) == ["CPUExecutionProvider"]
-        self.callers = max(1, callers or cores) if cpu else 1
+        providers = providers_for(device)
+        self.callers = max(1, callers or cores) if providers == ["CPUExecutionProvider"] else 1
         self.per_text = per_text
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1 if self.callers > 1 else cores
-        self.session = ort.InferenceSession(str(onnx_path), opts, providers=providers_for(device))
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=providers)
         self.counter = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.counter.no_truncation()
         self.counter.no_padding()
