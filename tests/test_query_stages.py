@@ -13,9 +13,9 @@ from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
-from citebible_pipeline.query.retrieve import DenseQuery, exact_rows
+from citebible_pipeline.query.retrieve import DenseQuery, exact_rows, prefill_exact
 from citebible_pipeline.query.route import (
-    Routed, ThemeIndex, clause_needs, prior_scores, route, specificity, stated, verse_df,
+    Routed, SplitKeys, ThemeIndex, clause_needs, excluded, prior_scores, route, specificity, stated, verse_df,
 )
 from citebible_pipeline.query.spans import coverage_table, span_max
 from citebible_pipeline.query.slots import fill, serves
@@ -777,6 +777,35 @@ def test_exact_retrieval_answers_each_search_nearest_first_in_the_order_asked():
         (1, "dense", "verse", 104, 104), (1, "dense", "verse", 102, 102), (1, "dense", "verse", 103, 103)]
     assert rows[0][5] == pytest.approx(1.0) and rows[3][5] == pytest.approx(0.6) and rows[1][5] == pytest.approx(0.0)
     assert exact_rows([], {"verse": verse}, k=3) == []
+
+
+def test_exact_memo_is_the_same_to_the_bit():
+    """retrieve.exact_rows with a memo (prefill_exact, then answers kept as they are asked) returns exactly what it
+    returns without one, at the verse matrix's real size: a kept answer is reused only under the product's kind it
+    was made by (one vector alone is a matrix-vector product, whose last bits differ), and a lone new vector among kept
+    ones is multiplied beside one of them."""
+    rng = np.random.default_rng(3)
+    unit = lambda a: (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+    mat = unit(rng.standard_normal((31_103, 384)))
+    levels = {"verse": (np.arange(31_103) + 1001001, np.arange(31_103) + 1001001, mat),
+              "chapter": (np.arange(50) * 1000, np.arange(50) * 1000 + 9, unit(rng.standard_normal((50, 384))))}
+    sentences, themes = unit(rng.standard_normal((40, 384))), unit(rng.standard_normal((6, 384)))
+    searches = [[DenseQuery(0, lv, sentences[i]) for lv in ("verse", "chapter")]
+                + [DenseQuery(1 + j, "verse", themes[(i + j) % 6]) for j in range(i % 4)] for i in range(40)]
+    memo: dict = {}
+    prefill_exact(memo, levels, np.vstack([sentences[:30], themes[:3]]), 30)  # some asked later are not prefilled
+    for dense in searches:
+        assert exact_rows(dense, levels, 30, memo) == exact_rows(dense, levels, 30)
+    assert any(k[3] for k in memo)  # lone sentences were kept under their own kind
+
+
+def test_excluded_reads_the_rows_of_the_keys_left_out():
+    """route.excluded: the rows whose split key is left out, from SplitKeys' rows of each key or from a plain list."""
+    keys = ["grief", "anger", "grief", "joy", "hope"]
+    want = np.array([True, False, True, False, True])
+    assert np.array_equal(excluded(SplitKeys(keys), frozenset({"grief", "hope", "absent"})), want)
+    assert np.array_equal(excluded(keys, frozenset({"grief", "hope"})), want)
+    assert not excluded(SplitKeys(keys), frozenset()).any() and excluded(SplitKeys(), frozenset({"a"})).shape == (0,)
 
 
 @pytest.mark.parametrize("text,abuse", [

@@ -136,7 +136,7 @@ class Engine:
     def rank(self, text: str, options: SearchOptions | None = None, *, exclude: frozenset[str] = frozenset(),
              query_vector: np.ndarray | None = None, reranker: Reranker | None | str = "engine", memo: dict | None = None) -> Ranked:
         """Every stage up to the final order; `exclude` leaves themes out by split key (calibration,
-        training); `reranker` overrides the engine's (training records the pool through it); `memo`: `retrieve_once`."""
+        training); `reranker` overrides the engine's (training records the pool through it); `memo`: `retrieve_once`, `exact_rows`."""
         o = options or SearchOptions()
         self.check_translation(o.translation)
         data = (snap := self.serving).data  # this search's snapshot, whatever swaps meanwhile
@@ -193,7 +193,7 @@ class Engine:
         exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels() if o.exact and dense else {}
         in_sql, fulltext = [d for d in dense if d.level not in exact], clean if o.hybrid or o.floor else None
         with self.pool.connection() as conn:  # the database is asked only what memory cannot answer
-            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k) + (retrieve_once(
+            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k, memo) + (retrieve_once(
                 memo, conn, data.space_id, data.dims, in_sql, o.dense_k, o.ef_search, fulltext, translation=o.translation,
                 common=data.common) if in_sql or fulltext else [])
             lap("retrieve")

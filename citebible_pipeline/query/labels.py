@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.route import excluded, specificity
+from citebible_pipeline.query.route import SplitKeys, excluded, specificity
 from citebible_pipeline.query.spans import SPAN, flatten, sorted_runs, span_sums
 from citebible_pipeline.query.text import label_terms
 from citebible_pipeline.query.tuning import TUNING
@@ -87,7 +87,7 @@ def build_index(rows: Iterable[tuple[int, str, str, int, int, float]], k1: float
     idf = {t: math.log(1 + (n - len(d) + 0.5) / (len(d) + 0.5)) for t, d in post.items()}
     if vectors is not None and len(vectors) != len(texts):
         raise ValueError(f"{len(texts)} labels but {len(vectors)} label vectors")
-    return LabelIndex(texts, keys, postings, idf, norm, passages, vectors)
+    return LabelIndex(texts, SplitKeys(keys), postings, idf, norm, passages, vectors)
 
 
 def label_scores(index: LabelIndex, text: str, k1: float = TUNING.bm25_k1) -> np.ndarray:

@@ -82,23 +82,66 @@ def retrieve(conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence
     return [tuple(r) for r in conn.execute(stmt, params, prepare=False).fetchall()]
 
 
-def exact_rows(dense: Sequence[DenseQuery], levels: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], k: int
-               ) -> list[Row]:
+def exact_rows(dense: Sequence[DenseQuery], levels: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], k: int,
+               memo: dict | None = None) -> list[Row]:
     """Each dense search answered exactly from vectors in memory (`levels`: level -> start ids, end ids, unit vectors;
     `PoolTables.exact_levels`), in `retrieve`'s row shape and order: one matrix product per level for all its queries,
-    nearest first, ties by start id. No graph is read, so a rebuilt index cannot change an answer."""
+    nearest first, ties by start id. No graph is read, so a rebuilt index cannot change an answer. `memo`: answers kept
+    by vector (`prefill_exact`; the evaluation and the training pools, where a theme's rewrite recurs in many queries
+    and a query under many variants), the same to the bit as computing them."""
     answers: dict[int, list[Row]] = {}
     for level in dict.fromkeys(q.level for q in dense):
         idx = [i for i, q in enumerate(dense) if q.level == level]
         starts, ends, mat = levels[level]
-        sims = mat @ np.stack([np.asarray(dense[i].vector, np.float32) for i in idx]).T
-        n = min(k, len(starts))
-        for j, i in enumerate(idx):
-            col = sims[:, j]
-            top = np.argpartition(-col, n - 1)[:n] if 0 < n < len(col) else np.arange(n)
-            top = top[np.lexsort((starts[top], -col[top]))]
-            answers[i] = [(dense[i].variant, "dense", level, int(starts[r]), int(ends[r]), float(col[r])) for r in top]
+        vecs = [np.asarray(dense[i].vector, np.float32) for i in idx]
+        got = _nearest(mat, starts, vecs, k, memo, level)
+        for i, (top, sims) in zip(idx, got):
+            answers[i] = [(dense[i].variant, "dense", level, int(starts[r]), int(ends[r]), float(s)) for r, s in zip(top, sims)]
     return [row for i in range(len(dense)) for row in answers[i]]
+
+
+def _nearest(mat: np.ndarray, starts: np.ndarray, vecs: list[np.ndarray], k: int, memo: dict | None, level: str
+             ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(rows nearest first, their cosines) for each vector. One vector alone is a matrix-vector product, whose last bits
+    differ from the matrix-matrix product's (by up to 2e-7); two or more are the matrix product, whose columns are the
+    same whatever stands beside them (tests: test_exact_memo_is_the_same_to_the_bit). So an answer is kept under its
+    product's kind, and a product of one new vector among several takes a kept one beside it."""
+    alone = len(vecs) == 1
+    keys = [(_EXACT, level, k, alone, hashlib.blake2b(v.tobytes(), digest_size=16).digest()) for v in vecs] if memo is not None else None
+    todo = list(range(len(vecs))) if keys is None else [j for j, key in enumerate(keys) if key not in memo]
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if todo:
+        cols = todo if alone or len(todo) > 1 else [*todo, next(j for j in range(len(vecs)) if j not in todo)]
+        sims = mat @ np.stack([vecs[j] for j in cols]).T
+        for c, j in enumerate(todo):
+            out[j] = _top(sims[:, c], starts, k)
+            if keys is not None:
+                memo[keys[j]] = out[j]
+    return [out[j] if j in out else memo[keys[j]] for j in range(len(vecs))]
+
+
+_EXACT = "exact"  # the memo's key tag: `retrieve_once` shares the evaluation's memo
+
+
+def _top(col: np.ndarray, starts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n = min(k, len(starts))
+    top = np.argpartition(-col, n - 1)[:n] if 0 < n < len(col) else np.arange(n)
+    top = top[np.lexsort((starts[top], -col[top]))]
+    return top, col[top]
+
+
+def prefill_exact(memo: dict, levels: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], vectors: np.ndarray,
+                  k: int, chunk: int = 256) -> None:
+    """Many queries' exact answers in a few matrix products (`memo` for `exact_rows`): a product of one sentence's few
+    vectors reads the whole verse matrix for them, one of 256 reads it once for all."""
+    vectors = np.asarray(vectors, np.float32)
+    if len(vectors) == 1:
+        vectors = np.vstack([vectors, vectors])  # the matrix product's kind, which the kept answers must be
+    for level, (starts, _, mat) in levels.items():
+        for lo in range(0, len(vectors), chunk):
+            part = list(vectors[lo:lo + chunk])
+            part = part if len(part) > 1 else [*part, vectors[0]]
+            _nearest(mat, starts, part, k, memo, level)
 
 
 def retrieve_once(memo: dict | None, conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence[DenseQuery],

@@ -25,7 +25,7 @@ from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
-from citebible_pipeline.query.route import ThemeIndex, specificity
+from citebible_pipeline.query.route import SplitKeys, ThemeIndex, specificity
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     arrays = [(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages]
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
-        split_keys=[m[5] for m in meta], cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
+        split_keys=SplitKeys(m[5] for m in meta), cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
         passages=arrays, specificity=specificity(arrays, layers=kinds), specificity_all=specificity(arrays),
     )
 
