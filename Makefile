@@ -59,6 +59,7 @@ bench: install
 	$(BIN)/python -m benchmarks.bench_api
 	$(BIN)/python -m benchmarks.bench_rerank
 	$(BIN)/python -m benchmarks.bench_eval
+	$(BIN)/python -m benchmarks.bench_pools
 
 clean:
 	rm -rf $(VENV) dagster_home/storage dagster_home/logs dagster_home/history dagster_home/cache dagster_home/schedules
