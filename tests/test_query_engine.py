@@ -307,8 +307,10 @@ def test_a_query_ranks_the_same_with_retrieval_remembered(engine):
             assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o, memo=memo).candidates] == fresh
     # the memo keeps what the database searches: with exact dense searches (the default) that is the full text alone, so
     # full, no_rerank and no chapters share it, and without full text nothing is asked; through the graphs each level
-    # set is its own
-    assert len(memo) == len(texts) * 3
+    # set is its own. Beside them, the exact answers by vector (retrieve.exact_rows), shared by every exact variant.
+    exact = [k for k in memo if k[0] == "exact"]
+    assert len(memo) - len(exact) == len(texts) * 3
+    assert {k[1] for k in exact} == {"verse", "chapter"}
 
 
 def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine, monkeypatch):
