@@ -107,7 +107,7 @@ def _nearest(mat: np.ndarray, starts: np.ndarray, vecs: list[np.ndarray], k: int
     same whatever stands beside them (tests: test_exact_memo_is_the_same_to_the_bit). So an answer is kept under its
     product's kind, and a product of one new vector among several takes a kept one beside it."""
     alone = len(vecs) == 1
-    keys = [(_EXACT, level, k, alone, hashlib.blake2b(v.tobytes(), digest_size=16).digest()) for v in vecs] if memo is not None else None
+    keys = [(_EXACT, level, k, alone, _digest([v])) for v in vecs] if memo is not None else None
     todo = list(range(len(vecs))) if keys is None else [j for j, key in enumerate(keys) if key not in memo]
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if todo:
@@ -123,6 +123,11 @@ def _nearest(mat: np.ndarray, starts: np.ndarray, vecs: list[np.ndarray], k: int
 _EXACT = "exact"  # the memo's key tag: `retrieve_once` shares the evaluation's memo
 
 
+def _digest(vectors: Sequence[np.ndarray]) -> bytes:
+    """The memo's key for vectors (their float32 bytes)."""
+    return hashlib.blake2b(b"".join(np.asarray(v, np.float32).tobytes() for v in vectors), digest_size=16).digest()
+
+
 def _top(col: np.ndarray, starts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = min(k, len(starts))
     top = np.argpartition(-col, n - 1)[:n] if 0 < n < len(col) else np.arange(n)
@@ -135,12 +140,10 @@ def prefill_exact(memo: dict, levels: Mapping[str, tuple[np.ndarray, np.ndarray,
     """Many queries' exact answers in a few matrix products (`memo` for `exact_rows`): a product of one sentence's few
     vectors reads the whole verse matrix for them, one of 256 reads it once for all."""
     vectors = np.asarray(vectors, np.float32)
-    if len(vectors) == 1:
-        vectors = np.vstack([vectors, vectors])  # the matrix product's kind, which the kept answers must be
     for level, (starts, _, mat) in levels.items():
         for lo in range(0, len(vectors), chunk):
             part = list(vectors[lo:lo + chunk])
-            part = part if len(part) > 1 else [*part, vectors[0]]
+            part = part if len(part) > 1 else [*part, vectors[0]]  # the matrix product's kind, as `_nearest` keeps it
             _nearest(mat, starts, part, k, memo, level)
 
 
@@ -151,9 +154,8 @@ def retrieve_once(memo: dict | None, conn: psycopg.Connection, space_id: int, di
     time. Keyed by everything the statement reads; `memo` None is a plain `retrieve`."""
     if memo is None:
         return retrieve(conn, space_id, dims, dense, k, ef_search, fulltext, **kw)
-    vectors = hashlib.blake2b(b"".join(np.asarray(q.vector, np.float32).tobytes() for q in dense), digest_size=16)
     key = (space_id, k, ef_search, fulltext, tuple(sorted(kw.items())), tuple((q.variant, q.level) for q in dense),
-           vectors.digest())
+           _digest([q.vector for q in dense]))
     if key not in memo:
         memo[key] = retrieve(conn, space_id, dims, dense, k, ef_search, fulltext, **kw)
     return memo[key]
