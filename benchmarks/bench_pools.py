@@ -16,11 +16,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from citebible_pipeline.db.connection import connect
-from citebible_pipeline.gold.access import eval_queries
+from citebible_pipeline.gold.access import heldout_texts
 from citebible_pipeline.query import Engine
 from citebible_pipeline.query import engine as engine_module, labels, retrieve, route
 from citebible_pipeline.rerank import pools
-from citebible_pipeline.rerank.assets import HELDOUT_SETS
 
 
 @contextmanager
@@ -48,7 +47,7 @@ def main() -> None:
     args = ap.parse_args()
     engine = Engine(llm=None, reranker=None)
     with connect() as conn:
-        heldout = [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]
+        heldout = heldout_texts(conn)
     queries, _ = pools.training_queries(engine, heldout, 1_000_000, 7, [], 0)
     random.Random(5).shuffle(queries)
     queries = queries[:args.queries]

@@ -66,6 +66,23 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seeds(args: argparse.Namespace) -> int:
+    from citebible_pipeline.db import connect
+    from citebible_pipeline.gold.evaluate import format_table
+    from citebible_pipeline.query import Engine
+    from citebible_pipeline.rerank.assets import RerankConfig
+    from citebible_pipeline.rerank.seeds import seed_models, seed_rows
+    from citebible_pipeline.retrieval.baselines import RetrievalContext
+
+    engine = Engine(llm=None, reranker=None)
+    with connect() as conn:
+        models = seed_models(engine, conn, args.seeds, RerankConfig(), args.topics,
+                             progress=lambda m: print(m, file=sys.stderr))
+        rows = seed_rows(RetrievalContext(conn, engine.embedder), engine, models, args.limit)
+    print(format_table(rows))
+    return 0
+
+
 def _ask(args: argparse.Namespace) -> int:
     from citebible_pipeline.query import Engine, QueryValidationError
     from citebible_pipeline.query.render import render_text
@@ -114,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--pipeline-only", action="store_true", help="only no_rerank, no_labels, no_blend and full (compare two builds)")
     e.add_argument("--rerankers", nargs="*", default=[], metavar="NAME",
                    help="also measure `full` with these rerankers (features, cross_encoder, none, or a CrossEncoder path)")
+    sd = sub.add_parser("seeds", help="retrain the reranker in memory under several seeds (as reranker_model trains "
+                        "it, defaults) and print `full` per seed and the mean on the dev sentences and both held-out sets")
+    sd.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14], help="LightGBM and query-order seeds")
+    sd.add_argument("--limit", type=int, default=300, help="at most this many queries per set")
+    sd.add_argument("--topics", type=int, default=0, help="training topics drawn per seed (0: every one, as the asset)")
+    sd.set_defaults(func=_seeds)
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')
     a.add_argument("query", nargs="+")
     a.add_argument("-k", type=int, default=5, help="results to show (1-50)")

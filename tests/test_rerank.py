@@ -311,3 +311,33 @@ def test_nave_and_composite_training_queries_follow_the_rules_and_read_no_held_o
     assert mixed and all(cues[q.text.split(", because of ")[0]].passages == q.passages for q in mixed)
     assert not [q.text for q in kept if split_key(q.text) in keys or q.exclude in keys]
     assert report.checked == len(kept) + report.dropped and report.checked > len(nave)  # the guard saw every one
+
+
+def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db, engine):
+    """`citebible seeds` (rule D as a tool): the asset's own training under each seed, nothing stored, and the mean row
+    per set is the seeds' mean of each measure."""
+    from citebible_pipeline.rerank.assets import RerankConfig
+    from citebible_pipeline.rerank.seeds import mean_row, seed_models, seed_rows
+    from citebible_pipeline.retrieval.baselines import RetrievalContext
+
+    sets = ("dev_sentences", "heldout_topics")
+    with connect(full_db["url"]) as conn:
+        with pytest.raises(ValueError, match="distinct"):
+            seed_models(engine, conn, (3, 3), RerankConfig())
+        before = active_id(conn, "features")
+        models = seed_models(engine, conn, (3, 4), RerankConfig(), topics=60, progress=lambda _m: None)
+        rows = seed_rows(RetrievalContext(conn, engine.embedder), engine, models, limit=12, query_sets=sets)
+        assert active_id(conn, "features") == before  # nothing stored, nothing activated
+    assert sorted(models) == [3, 4]
+    assert [b.model_to_string() for b in models[3].boosters] != [b.model_to_string() for b in models[4].boosters]
+    assert [(r.query_set, r.variant) for r in rows] == [(qs, v) for qs in sets for v in ("seed 3", "seed 4")] + [
+        (qs, "mean") for qs in sets]
+    for qs in sets:
+        per_seed = [r for r in rows if r.query_set == qs and r.variant != "mean"]
+        mean = next(r for r in rows if r.query_set == qs and r.variant == "mean")
+        assert all(0.0 <= r.ndcg_10 <= 1.0 and 0.0 <= r.hit_5 <= 1.0 for r in per_seed) and mean.queries == 12
+        assert mean.ndcg_10 == pytest.approx(sum(r.ndcg_10 for r in per_seed) / 2, abs=1e-4)
+        assert mean.hit_5 == pytest.approx(sum(r.hit_5 for r in per_seed) / 2, abs=1e-4)
+    assert rows[0].top_passage_share is not None and rows[-1].abstention_accuracy is None  # held-out sets score none
+    with pytest.raises(ValueError, match="one query set"):
+        mean_row(rows[:3])

@@ -102,3 +102,11 @@ def eval_queries(conn: psycopg.Connection, query_set: str, limit: int | None = N
         (limit,),
     ).fetchall()
     return [EvalQuery(qid, kind, text, abst, tuple(Passage(*p) for p in ps)) for qid, kind, text, abst, ps in rows]
+
+
+HELDOUT_SETS = ("heldout_topics", "nave_heldout")  # no training query may share a key with, or nearly repeat, either
+
+
+def heldout_texts(conn: psycopg.Connection) -> list[str]:
+    """Both held-out sets' query texts: what the reranker's leakage guard keeps out of its training queries."""
+    return [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]

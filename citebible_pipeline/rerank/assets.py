@@ -15,7 +15,7 @@ from dagster import (
 )
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
-from citebible_pipeline.gold.access import eval_queries
+from citebible_pipeline.gold.access import heldout_texts
 from citebible_pipeline.gold.assets import gold_set
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.metadata import md_table
@@ -24,7 +24,6 @@ from citebible_pipeline.themes.assets import query_themes
 from citebible_pipeline.partitions import default_translation
 
 
-HELDOUT_SETS = ("heldout_topics", "nave_heldout")  # no training query may share a key with, or nearly repeat, either
 
 
 class RerankConfig(Config):
@@ -84,7 +83,7 @@ def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder:
 
     engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None, reranker=None)
     with postgres.connect() as conn:
-        heldout = [q.text for qs in HELDOUT_SETS for q in eval_queries(conn, qs)]
+        heldout = heldout_texts(conn)
         nave = nave_queries(training_nave_passages(conn), web_name_words(conn)) if with_nave else []
     queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed, nave, composites)
     context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'nave' for q in queries):,} Nave's entries,"
@@ -136,19 +135,13 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
                    embedder: EmbedderResource) -> MaterializeResult:
     from citebible_pipeline.query.features import FEATURES
     from citebible_pipeline.rerank.store import activate, save_model
-    from citebible_pipeline.rerank.train import (chapter_labels, debias_labels, feature_reranker, pastoral_repeats,
-                                                 train_ensemble, training_hash)
+    from citebible_pipeline.rerank.train import feature_reranker, fit, training_hash
 
     started = time.perf_counter()
     engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries,
                                                   config.composites)
-    debiased = debias_labels(train + valid, config.debias_cap, config.debias_by_verse)  # propensity counted over every training-side pool
-    debiased = chapter_labels(debiased, config.chapter_grade_drop, config.chapter_label_share)
-    train, valid = debiased[: len(train)], debiased[len(train):]
-    repeats = pastoral_repeats(train, config.pastoral_weight)
-    context.log.info(f"pastoral-cue pools weigh {repeats}x in training")
-    weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
-    text, info = train_ensemble(weighted, valid, config.seed, config.ensemble)
+    text, info, train, valid = fit(train, valid, config.seed, config)
+    context.log.info(f"pastoral-cue pools weigh {info.pop('pastoral_repeats')}x in training")
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
                 "debias_by_verse": config.debias_by_verse, "chapter_grade_drop": config.chapter_grade_drop,
@@ -179,7 +172,7 @@ def reranker_model_sound(postgres: PostgresResource) -> AssetCheckResult:
 
     with postgres.connect() as conn:
         row = conn.execute("SELECT id, features, metrics FROM reranker_models WHERE kind = 'features' AND is_active").fetchone()
-        heldout = {split_key(q.text) for qs in HELDOUT_SETS for q in eval_queries(conn, qs)}
+        heldout = {split_key(t) for t in heldout_texts(conn)}
     if row is None:
         return AssetCheckResult(passed=False, metadata={"error": "no active feature model"})
     model_id, features, metrics = row

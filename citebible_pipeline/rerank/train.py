@@ -11,6 +11,7 @@ import math
 import random
 import statistics
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -176,6 +177,32 @@ def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, memb
     rounds = [i["rounds"] for i in infos]  # "rounds" stays an int (one metadata type across runs), each member's beside it
     return BOOSTER_SEP.join(texts), {"train_queries": infos[0]["train_queries"], "rounds": round(sum(rounds) / len(rounds)),
                                      "member_rounds": rounds, "importance": {f: round(g, 1) for f, g in top}}
+
+
+class FitSettings(Protocol):
+    """What `fit` reads of `reranker_model`'s config (rerank.assets.RerankConfig, where each is documented)."""
+
+    pastoral_weight: int
+    debias_cap: int
+    debias_by_verse: bool
+    chapter_grade_drop: int
+    chapter_label_share: bool
+    ensemble: int
+
+
+def fit(train: Sequence[Pool], valid: Sequence[Pool], seed: int, settings: FitSettings
+        ) -> tuple[str, dict, list[Pool], list[Pool]]:
+    """The asset's training on recorded pools (labels debiased over every training-side pool, chapters graded, the cues'
+    pools repeated), so that `citebible seeds` retrains exactly what a build trains. Returns the model text, its
+    training info and the relabelled train and validation pools."""
+    labelled = debias_labels([*train, *valid], settings.debias_cap, settings.debias_by_verse)  # propensity over every pool
+    labelled = chapter_labels(labelled, settings.chapter_grade_drop, settings.chapter_label_share)
+    train, valid = labelled[: len(train)], labelled[len(train):]
+    repeats = pastoral_repeats(train, settings.pastoral_weight)
+    log.info("pastoral-cue pools weigh %dx in training", repeats)
+    weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
+    text, info = train_ensemble(weighted, valid, seed, settings.ensemble)
+    return text, {**info, "pastoral_repeats": repeats}, train, valid
 
 
 def feature_reranker(engine: Engine, model_text: str) -> FeatureReranker:

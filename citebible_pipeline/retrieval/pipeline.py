@@ -8,6 +8,7 @@ from collections.abc import Callable
 from citebible_pipeline.gold.metrics import Result
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.rerank import Reranker
 from citebible_pipeline.retrieval.baselines import RetrievalContext, Retrieved
 
 _OFF = dict(dense=False, hybrid=False, chapters=False, pericopes=False, merge=False, prior=False, specific=False,
@@ -36,9 +37,11 @@ NO_LABELS = SearchOptions(labels=False)  # full without document expansion (the 
 VARIANT_ORDER = ("bm25", "dense_raw", *ABLATIONS, "no_rerank", "no_labels", "no_blend", "full")
 
 
-def variant(engine: Engine, options: SearchOptions) -> Callable[[RetrievalContext, str], Retrieved]:
+def variant(engine: Engine, options: SearchOptions, reranker: Reranker | None | str = "engine"
+            ) -> Callable[[RetrievalContext, str], Retrieved]:
+    """`reranker`: the engine's own ("engine"), or a model held in memory (`citebible seeds`)."""
     def run(ctx: RetrievalContext, text: str) -> Retrieved:
-        ranked = engine.rank(text, options, query_vector=ctx.vector(text), memo=ctx.memo)
+        ranked = engine.rank(text, options, query_vector=ctx.vector(text), memo=ctx.memo, reranker=reranker)
         return Retrieved([Result(c.start, c.end) for c in ranked.candidates[: ctx.k]], ranked.abstained)
 
     return run
