@@ -71,7 +71,8 @@ def _seeds(args: argparse.Namespace) -> int:
     from citebible_pipeline.gold.evaluate import format_table
     from citebible_pipeline.query import Engine
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import seed_models, seed_rows
+    from citebible_pipeline.rerank.seeds import seed_answers, seed_models, seed_rows
+    from citebible_pipeline.summary import SAMPLE_QUERY
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     engine = Engine(llm=None, reranker=None)
@@ -80,6 +81,10 @@ def _seeds(args: argparse.Namespace) -> int:
                              progress=lambda m: print(m, file=sys.stderr))
         rows = seed_rows(RetrievalContext(conn, engine.embedder), engine, models, args.limit)
     print(format_table(rows))
+    text = args.ask or SAMPLE_QUERY
+    print(f"\n{text}")
+    for seed, refs in seed_answers(engine, models, text).items():
+        print(f"  seed {seed}: " + ("; ".join(refs) or "(abstains)"))
     return 0
 
 
@@ -136,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     sd.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14], help="LightGBM and query-order seeds")
     sd.add_argument("--limit", type=int, default=300, help="at most this many queries per set")
     sd.add_argument("--topics", type=int, default=0, help="training topics drawn per seed (0: every one, as the asset)")
+    sd.add_argument("--ask", default=None, help="also print each seed's top 5 for this sentence (default: the sample query)")
     sd.set_defaults(func=_seeds)
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')
     a.add_argument("query", nargs="+")

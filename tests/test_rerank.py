@@ -317,7 +317,7 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     """`citebible seeds` (rule D as a tool): the asset's own training under each seed, nothing stored, and the mean row
     per set is the seeds' mean of each measure."""
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import mean_row, seed_models, seed_rows
+    from citebible_pipeline.rerank.seeds import mean_row, seed_answers, seed_models, seed_rows
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     sets = ("dev_sentences", "heldout_topics")
@@ -341,3 +341,7 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     assert rows[0].top_passage_share is not None and rows[-1].abstention_accuracy is None  # held-out sets score none
     with pytest.raises(ValueError, match="one query set"):
         mean_row(rows[:3])
+    answers = seed_answers(engine, models, "My mother is dying and I'm angry at God")
+    assert sorted(answers) == [3, 4] and all(len(refs) == 5 for refs in answers.values())
+    from citebible_pipeline.bible.references import parse_reference
+    assert all(parse_reference(ref) for refs in answers.values() for ref in refs)  # real, addressable passages

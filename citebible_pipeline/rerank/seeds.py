@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import psycopg
 
+from citebible_pipeline.bible.references import format_range
 from citebible_pipeline.gold.access import heldout_texts
 from citebible_pipeline.gold.evaluate import METRICS, EvalRow, evaluate
 from citebible_pipeline.query.engine import Engine
@@ -61,3 +62,13 @@ def mean_row(rows: Sequence[EvalRow]) -> EvalRow:
         values = [getattr(r, f) for r in rows if getattr(r, f) is not None]
         means[f] = round(statistics.fmean(values), 4) if values else None
     return replace(rows[0], variant="mean", **means)
+
+
+def seed_answers(engine: Engine, models: dict[int, FeatureReranker], text: str, k: int = 5) -> dict[int, list[str]]:
+    """Each seed's top `k` for one sentence (rule D reads the sample query's under every seed); [] where it abstains."""
+    out = {}
+    for s, m in models.items():
+        ranked = engine.rank(text, FULL, reranker=m)
+        out[s] = [] if ranked.abstained else [format_range(c.start, c.end, whole_chapters=c.level == "chapter")
+                                               for c in ranked.candidates[:k]]
+    return out
