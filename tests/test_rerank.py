@@ -316,6 +316,7 @@ def test_nave_and_composite_training_queries_follow_the_rules_and_read_no_held_o
 def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db, engine):
     """`citebible seeds` (rule D as a tool): the asset's own training under each seed, nothing stored, and the mean row
     per set is the seeds' mean of each measure."""
+    from citebible_pipeline.bible.references import parse_reference
     from citebible_pipeline.rerank.assets import RerankConfig
     from citebible_pipeline.rerank.seeds import mean_row, seed_answers, seed_models, seed_rows
     from citebible_pipeline.retrieval.baselines import RetrievalContext
@@ -343,5 +344,4 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
         mean_row(rows[:3])
     answers = seed_answers(engine, models, "My mother is dying and I'm angry at God")
     assert sorted(answers) == [3, 4] and all(len(refs) == 5 for refs in answers.values())
-    from citebible_pipeline.bible.references import parse_reference
     assert all(parse_reference(ref) for refs in answers.values() for ref in refs)  # real, addressable passages

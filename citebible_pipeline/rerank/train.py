@@ -198,8 +198,7 @@ def fit(train: Sequence[Pool], valid: Sequence[Pool], seed: int, settings: FitSe
     labelled = debias_labels([*train, *valid], settings.debias_cap, settings.debias_by_verse)  # propensity over every pool
     labelled = chapter_labels(labelled, settings.chapter_grade_drop, settings.chapter_label_share)
     train, valid = labelled[: len(train)], labelled[len(train):]
-    repeats = pastoral_repeats(train, settings.pastoral_weight)
-    log.info("pastoral-cue pools weigh %dx in training", repeats)
+    repeats = pastoral_repeats(train, settings.pastoral_weight)  # in the info: the asset logs it where its run shows
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
     text, info = train_ensemble(weighted, valid, seed, settings.ensemble)
     return text, {**info, "pastoral_repeats": repeats}, train, valid
