@@ -380,6 +380,19 @@ def test_the_need_cosine_switch_chooses_with_the_stating_clause_only_where_asked
     assert need_items(one, "row") == need_items(one, "sentence") and need_items(one, "row")
 
 
+def test_the_route_evidence_switch_moves_routing_but_not_the_floor(engine):
+    """route_evidence (measured and left off): the themes a sentence routes to change where a noun's topic lists
+    passages far from the words, while the floor's signals keep the name routing it was calibrated on."""
+    text = "I'm furious with God for letting my sister get cancer at thirty"
+
+    def ranked(on):
+        r = engine.rank(text, SearchOptions(route_evidence=on))
+        return r.signals, [rw.theme for rw in r.rewrites[1:]]
+
+    (s_off, off), (s_on, on) = ranked(False), ranked(True)
+    assert s_on == s_off and off != on and on
+
+
 def test_a_reader_at_risk_gets_help_and_is_never_turned_away(engine, monkeypatch):
     """SearchOptions.crisis: crisis language (first person, the instruments' words) gets help text beside the answer
     and passes the floor even where the floor would turn every query away; a study question gets neither."""

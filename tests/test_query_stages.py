@@ -270,6 +270,33 @@ def test_routing_reads_cues_and_leaves_out_excluded_themes():
     assert prior[(1, 1)] > prior[(3, 3)] > 0
 
 
+def test_evidence_routing_lets_what_a_theme_lists_outweigh_a_shared_noun():
+    """route_evidence (query/evidence.py): a topic named by the sentence's noun but listing passages far from it loses to
+    a need whose passages fit the words; a theme's evidence reads only its best passages (down to depth and ties)."""
+    from citebible_pipeline.query.evidence import scorer, verse_rows
+    from citebible_pipeline.query.features import PoolTables
+
+    cues = np.array([[1, 0, 0, 0], [0.8, 0.6, 0, 0]], np.float32)  # the noun topic's name, the need's cue
+    ids = np.array([10, 11, 20, 21], np.int64)
+    verses = np.array([[0, 0, 1, 0], [0, 0, 0.6, 0.8], [0, 1, 0, 0], [1, 0, 0, 0]], np.float32)
+    idx = ThemeIndex(keys=["topic:sisters", "pastoral:lament"], kinds=["topic", "pastoral"], names=["sisters", "lament"],
+                     rewrites=["sisters", "lament"], split_keys=["sisters", "pastoral:lament"], cue_vectors=cues,
+                     cue_starts=np.array([0, 1]), rewrite_vectors=cues,
+                     passages=[(np.array([10]), np.array([11]), np.array([1.0])),  # one range, verses 10-11
+                               (np.array([20, 21]), np.array([20, 21]), np.array([1.0, 0.2]))])
+    empty = np.zeros(0, np.int64)
+    tables = PoolTables(ids, verses, {}, np.zeros((0, 4), np.float32), empty, empty, np.zeros(0), np.zeros(0), {})
+    q = np.array([0.98, 0.2, 0, 0], np.float32)  # the noun topic's name 0.98, the need's cue 0.904
+    assert route(idx, q, pastoral=False)[0].theme == 0  # by name alone the noun wins
+    flat, firsts, has = verse_rows(idx, ids, depth=1)
+    assert flat.tolist() == [0, 1, 2] and firsts.tolist() == [0, 2] and has.all()  # verse 21's passage is below depth 1
+    ev = scorer(idx, tables, depth=1)
+    assert ev(q)[:, 0] == pytest.approx([0.0, 0.2])  # the topic lists nothing near; the need's best passage is 0.2
+    routed = route(idx, q, pastoral=False, evidence=ev)
+    assert routed[0].theme == 1 and routed[0].score == pytest.approx((0.904 + 0.2) / 2, abs=1e-6)
+    assert scorer(idx, tables, depth=2)(q)[1, 0] == pytest.approx(0.98)  # at depth 2 verse 21 counts
+
+
 def test_a_clause_states_a_need_only_when_a_theme_fits_it_as_well_as_the_sentence():
     idx = _index()
     sentence = np.array([0.0, 0.8, 0.3, 0.0], np.float32)  # grief (0.8), pizza far below it
@@ -781,9 +808,9 @@ def test_exact_retrieval_answers_each_search_nearest_first_in_the_order_asked():
 
 def test_exact_memo_is_the_same_to_the_bit():
     """retrieve.exact_rows with a memo (prefill_exact, then answers kept as they are asked) returns exactly what it
-    returns without one, at the verse matrix's real size: a kept answer is reused only under the product's kind it
-    was made by (one vector alone is a matrix-vector product, whose last bits differ), and a lone new vector among kept
-    ones is multiplied beside one of them."""
+    returns without one, at the verse matrix's real size: a product's last bits depend on its width, a vector's place in
+    it and the machine's BLAS kernels, so the rows near the k-th are scored again by themselves (`_top`), and an
+    answer is the same alone, beside a few vectors or among a prefilled chunk."""
     rng = np.random.default_rng(3)
     unit = lambda a: (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
     mat = unit(rng.standard_normal((31_103, 384)))
@@ -796,7 +823,9 @@ def test_exact_memo_is_the_same_to_the_bit():
     prefill_exact(memo, levels, np.vstack([sentences[:30], themes[:3]]), 30)  # some asked later are not prefilled
     for dense in searches:
         assert exact_rows(dense, levels, 30, memo) == exact_rows(dense, levels, 30)
-    assert any(k[3] for k in memo)  # lone sentences were kept under their own kind
+    wide = exact_rows([DenseQuery(i, "verse", v) for i, v in enumerate(sentences[:33])], levels, 30)
+    alone = [row for i, v in enumerate(sentences[:33]) for row in exact_rows([DenseQuery(i, "verse", v)], levels, 30)]
+    assert wide == alone and len(wide) == 33 * 30
 
 
 def test_excluded_reads_the_rows_of_the_keys_left_out():

@@ -18,7 +18,7 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, labels as expansion, lists, persons
+from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, evidence, labels as expansion, lists, persons
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
@@ -166,12 +166,14 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
+        ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
+        routed = route(themes, vecs, analysis.pastoral, exclude=exclude, evidence=ev) if ev else routed
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
         # each person named as "someone" (query/persons.py); the labels read the sentence's row only
         masked = self.encode(names if o.person_context else names[:1]) if names else None
         if o.person_context and names:
             vecs = np.vstack([masked, vecs[len(names):]])  # routing reads the need, not the person named
-            routed = route(themes, vecs, analysis.pastoral, exclude=exclude)
+            routed = route(themes, vecs, analysis.pastoral, exclude=exclude, evidence=ev)
         label_text, label_q = (names[0], masked[0]) if o.person_labels and names else (clean, q)  # document expansion too
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
@@ -181,7 +183,7 @@ class Engine:
         # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
         # (the floor keeps the sentence's own routing: it was calibrated on that)
         route_rows = np.vstack([vecs, llm_vecs])  # the routing rows (Routed.row indexes them): sentence, clauses, LLM phrases
-        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=exclude, need_row=o.need_row)
+        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=exclude, need_row=o.need_row, evidence=ev)
                         if llm_texts or (o.need_row and analysis.pastoral) else routed)
         prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
         lap("rewrite")

@@ -74,6 +74,8 @@ class SearchOptions(BaseModel, frozen=True):
                                                        "passages of equal weight (lists.prior_list): in canonical order, by "
                                                        "the sentence's cosine to their best verse, or by it on pastoral "
                                                        "intent only (both measured and left off)")
+    route_evidence: bool = Field(False, description="a theme routes by the mean of its name's fit and its best passages' "
+                                 "fit to the words (query/evidence.py), not by its name alone; the floor keeps the name routing")
     need_intent: bool = Field(False, description="a first-person sentence whose nearest theme is a pastoral need has "
                               "pastoral intent, as if it held one distress word (analyze.with_need; measured, README)")
     crisis: bool = Field(True, description="crisis language (analyze.CRISIS_WORDS) is never turned away by the floor and "

@@ -102,19 +102,17 @@ def exact_rows(dense: Sequence[DenseQuery], levels: Mapping[str, tuple[np.ndarra
 
 def _nearest(mat: np.ndarray, starts: np.ndarray, vecs: list[np.ndarray], k: int, memo: dict | None, level: str
              ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(rows nearest first, their cosines) for each vector. One vector alone is a matrix-vector product, whose last bits
-    differ from the matrix-matrix product's (by up to 2e-7); two or more are the matrix product, whose columns are the
-    same whatever stands beside them (tests: test_exact_memo_is_the_same_to_the_bit). So an answer is kept under its
-    product's kind, and a product of one new vector among several takes a kept one beside it."""
-    alone = len(vecs) == 1
-    keys = [(_EXACT, level, k, alone, _digest([v])) for v in vecs] if memo is not None else None
+    """(rows nearest first, their cosines) for each vector, from one matrix product for those not kept in `memo`. The
+    product's last float32 bits depend on its width, a vector's place in it and the machine's BLAS kernels (up to 2e-7),
+    so `_top` scores the rows near the k-th again one by one: an answer is the same whatever it was computed beside
+    (tests: test_exact_memo_is_the_same_to_the_bit)."""
+    keys = [(_EXACT, level, k, _digest([v])) for v in vecs] if memo is not None else None
     todo = list(range(len(vecs))) if keys is None else [j for j, key in enumerate(keys) if key not in memo]
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if todo:
-        cols = todo if alone or len(todo) > 1 else [*todo, next(j for j in range(len(vecs)) if j not in todo)]
-        sims = mat @ np.stack([vecs[j] for j in cols]).T
+        sims = mat @ np.stack([vecs[j] for j in todo]).T
         for c, j in enumerate(todo):
-            out[j] = _top(sims[:, c], starts, k)
+            out[j] = _top(sims[:, c], starts, k, mat, vecs[j])
             if keys is not None:
                 memo[keys[j]] = out[j]
     return [out[j] if j in out else memo[keys[j]] for j in range(len(vecs))]
@@ -128,11 +126,20 @@ def _digest(vectors: Sequence[np.ndarray]) -> bytes:
     return hashlib.blake2b(b"".join(np.asarray(v, np.float32).tobytes() for v in vectors), digest_size=16).digest()
 
 
-def _top(col: np.ndarray, starts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+EXACT_SLACK = 1e-5  # 50x the largest difference measured between two products' kinds (2e-7)
+
+
+def _top(col: np.ndarray, starts: np.ndarray, k: int, mat: np.ndarray, vec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest rows, ties by start id: every row within EXACT_SLACK of the k-th best by the product is scored
+    again by itself in float64 (a per-row sum, no BLAS kernel), and those scores order and are the answer."""
     n = min(k, len(starts))
-    top = np.argpartition(-col, n - 1)[:n] if 0 < n < len(col) else np.arange(n)
-    top = top[np.lexsort((starts[top], -col[top]))]
-    return top, col[top]
+    if n <= 0:
+        return np.zeros(0, np.intp), col[:0]
+    kth = np.partition(col, len(col) - n)[len(col) - n]
+    near = np.flatnonzero(col >= kth - EXACT_SLACK)
+    exact = np.einsum("ij,j->i", mat[near].astype(np.float64), np.asarray(vec, np.float64)).astype(np.float32)
+    order = np.lexsort((starts[near], -exact))[:n]
+    return near[order], exact[order]
 
 
 def prefill_exact(memo: dict, levels: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], vectors: np.ndarray,
@@ -142,9 +149,7 @@ def prefill_exact(memo: dict, levels: Mapping[str, tuple[np.ndarray, np.ndarray,
     vectors = np.asarray(vectors, np.float32)
     for level, (starts, _, mat) in levels.items():
         for lo in range(0, len(vectors), chunk):
-            part = list(vectors[lo:lo + chunk])
-            part = part if len(part) > 1 else [*part, vectors[0]]  # the matrix product's kind, as `_nearest` keeps it
-            _nearest(mat, starts, part, k, memo, level)
+            _nearest(mat, starts, list(vectors[lo:lo + chunk]), k, memo, level)
 
 
 def retrieve_once(memo: dict | None, conn: psycopg.Connection, space_id: int, dims: int, dense: Sequence[DenseQuery],

@@ -5,7 +5,7 @@ topic themes through their names, so a reader's sentence reaches the need, not o
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -63,13 +63,17 @@ def clauses(text: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset()) -> np.ndarray:
-    """(n_themes,) for one query vector, (n_themes, rows) for a matrix of the query and its clauses."""
+def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset(),
+                 evidence: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """(n_themes,) for one query vector, (n_themes, rows) for a matrix of the query and its clauses. `evidence`
+    (query/evidence.py): each score becomes its mean with the theme's evidence for that row."""
     single = query.ndim == 1
     sims = index.cue_vectors @ np.atleast_2d(query).T
     scores = np.maximum.reduceat(sims, index.cue_starts, axis=0)
     if pastoral:
         scores = scores + TUNING.pastoral_bonus * index.pastoral_mask[:, None]
+    if evidence is not None:
+        scores = (scores + evidence(np.atleast_2d(query))) / 2
     if exclude:  # calibration and training leave a query's own topic (and its near duplicates) out
         scores[excluded(index.split_keys, exclude)] = -1.0
     return scores[:, 0] if single else scores
@@ -105,12 +109,13 @@ def excluded(split_keys: list[str], exclude: frozenset[str]) -> np.ndarray:
 
 
 def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNING.top_themes, margin: float = TUNING.margin,
-          exclude: frozenset[str] = frozenset(), need_row: bool = False) -> list[Routed]:
+          exclude: frozenset[str] = frozenset(), need_row: bool = False,
+          evidence: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Routed]:
     """Per row (the whole query, then each clause): the best themes within `margin` of that row's best,
     weighted by a softmax of similarity; each row holds an equal share of the routing mass, so a
     second need in the sentence is not drowned by the first. `need_row` (on pastoral intent only): one more
     row, the pastoral needs alone (`needs_row`)."""
-    scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude)
+    scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude, evidence)
     rows = stated(scores)
     needs = needs_row(index, scores, exclude) if need_row and pastoral else None
     if needs is not None and np.isfinite(needs).any():
