@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from citebible_pipeline.query.features import PoolTables
-from citebible_pipeline.query.lists import _down_to
+from citebible_pipeline.query.features import PoolTables, segments
+from citebible_pipeline.query.lists import down_to, need_weights
 from citebible_pipeline.query.route import ThemeIndex
 
 _CACHE: dict[tuple[int, int, int], tuple[ThemeIndex, PoolTables, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
@@ -21,15 +21,14 @@ def verse_rows(themes: ThemeIndex, verse_ids: np.ndarray, depth: int) -> tuple[n
     """(verse rows of every theme's best passages, concatenated; each theme's first position; which themes have any)."""
     rows, firsts, has = [], [], np.zeros(len(themes.passages), bool)
     at = 0
-    for t, (starts, ends, weights) in enumerate(themes.passages):
+    for t, (starts, ends, _) in enumerate(themes.passages):
         firsts.append(at)
         if not len(starts):
             continue
-        spec = themes.specificity[t] if themes.specificity is not None else 1.0
-        keep = _down_to(np.round(weights * spec, 6), depth)
+        keep = down_to(need_weights(themes, t), depth)
         lo = np.searchsorted(verse_ids, starts[keep])
         hi = np.searchsorted(verse_ids, ends[keep], side="right")
-        mine = np.unique(np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)] or [np.zeros(0, np.intp)]))
+        mine = np.unique(segments(lo, hi)[0])
         if len(mine):
             rows.append(mine)
             has[t] = True

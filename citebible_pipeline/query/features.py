@@ -100,7 +100,7 @@ def _inv(rank: int | None) -> float:
 COL = {f: i for i, f in enumerate(FEATURES)}
 
 
-def _segments(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def segments(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows lo[i]:hi[i] of every candidate, concatenated, and where each candidate's rows begin."""
     lens = hi - lo
     first = np.cumsum(lens) - lens
@@ -193,7 +193,7 @@ def _vector_features(t: PoolTables, Q: np.ndarray, cands: Sequence[Candidate], s
         X[has, col["cos_rw_best_verse"]] = best[has, 1:].max(axis=1)
         X[has, col["cos_rw_max"]], X[has, col["cos_rw_mean"]] = cos[has, 1:].max(axis=1), cos[has, 1:].mean(axis=1)
     if has.any():
-        rows, first = _segments(lo[has], hi[has])
+        rows, first = segments(lo[has], hi[has])
         X[has, col["xref_popularity"]] = np.maximum.reduceat(t.popularity[rows], first)
 
 
@@ -208,7 +208,7 @@ def verse_cosines(t: PoolTables, q: np.ndarray) -> Callable[[np.ndarray, np.ndar
         out = np.zeros(len(starts), np.float32)
         has = hi > lo
         if has.any():
-            rows, first = _segments(lo[has], hi[has])
+            rows, first = segments(lo[has], hi[has])
             out[has] = np.maximum.reduceat(t.verse_vectors[rows] @ query, first)
         return out
 
@@ -251,7 +251,7 @@ def _pool_links(t: PoolTables, starts: np.ndarray, ends: np.ndarray, votes_out: 
     owners = np.repeat(np.arange(len(starts)), b - a)
     if len(owners) == 0:
         return
-    rows, _ = _segments(a, b)
+    rows, _ = segments(a, b)
     order = np.argsort(starts, kind="stable")
     sorted_starts = starts[order]
     target_pos = np.searchsorted(sorted_starts, t.xref_to[rows], side="right") - 1

@@ -48,14 +48,21 @@ def prior_list(prior: dict[tuple[int, int], float], pool: int,
     keys = np.array(list(prior), np.int64).reshape(-1, 2)
     values = np.fromiter(prior.values(), np.float64, len(prior))
     w = np.round(values, 6)
-    keep = _down_to(w, pool) if cosines is not None else np.arange(len(w))
+    keep = down_to(w, pool) if cosines is not None else np.arange(len(w))
     cos = cosines(keys[keep, 0], keys[keep, 1]) if cosines is not None and len(keep) else np.zeros(len(keep))
     order = keep[np.lexsort((keys[keep, 1], keys[keep, 0], -cos, -w[keep]))][:pool]
     return RankedList("prior", "prior", "passage", TUNING.prior_list_weight,
                       [(int(s), int(e), "range" if e > s else "verse", float(values[i])) for i, (s, e) in zip(order, keys[order])])
 
 
-def _down_to(w: np.ndarray, depth: int) -> np.ndarray:
+def need_weights(themes: ThemeIndex, theme: int) -> np.ndarray:
+    """A theme's passage weights x their specificity, rounded so equal weights tie: the order its best passages are
+    chosen in (need_candidates; evidence.verse_rows reads the same passages)."""
+    spec = themes.specificity[theme] if themes.specificity is not None else 1.0
+    return np.round(themes.passages[theme][2] * spec, 6)
+
+
+def down_to(w: np.ndarray, depth: int) -> np.ndarray:
     """The rows down to the depth-th best weight and its ties: only they can be chosen, so only they need a cosine."""
     return np.flatnonzero(w >= np.partition(w, len(w) - depth)[len(w) - depth]) if len(w) > depth else np.arange(len(w))
 
@@ -82,11 +89,10 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
     the row it routed best from (`Routed.row`: the clause or need phrase that stated it) instead of the sentence's."""
     out: dict[tuple[int, int], Candidate] = {}
     for r in routed:
-        starts, ends, weights = themes.passages[r.theme]
+        starts, ends, _ = themes.passages[r.theme]
         if not len(starts):
             continue
-        spec = themes.specificity[r.theme] if themes.specificity is not None else 1.0
-        w = np.round(weights * spec, 6)
+        w = need_weights(themes, r.theme)
         cos = row_cosines(r.row) if row_cosines is not None else cosines
         for rank, i in enumerate(_need_order(starts, ends, w, cos, depth, order), start=1):
             key = (int(starts[i]), int(ends[i]))
@@ -102,7 +108,7 @@ def need_candidates(themes: ThemeIndex, routed: Sequence[Routed], prior: dict[tu
 def _need_order(starts: np.ndarray, ends: np.ndarray, w: np.ndarray, cosines: Callable[[np.ndarray, np.ndarray], np.ndarray],
                 depth: int, order: str) -> np.ndarray:
     if order == "weight":
-        keep = _down_to(w, depth)
+        keep = down_to(w, depth)
         return keep[np.lexsort((starts[keep], -cosines(starts[keep], ends[keep]), -w[keep]))][:depth]
     cos = cosines(starts, ends)
     by_weight, by_cos = np.empty(len(w)), np.empty(len(w))
