@@ -332,7 +332,7 @@ def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine
     engine.rank(text, SearchOptions(exact=False))
     assert seen[-1] == ["chapter", "verse"]
     q = engine.encode([text])[0]
-    levels = engine.pool_tables().exact_levels()
+    levels = engine.pool_tables().exact_levels
     with connect(engine.url) as conn:
         for level in ("verse", "chapter"):
             mine = engine_module.exact_rows([engine_module.DenseQuery(0, level, q)], levels, 30)

@@ -13,7 +13,7 @@ from citebible_pipeline.query.floor import FEATURES, calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
-from citebible_pipeline.query.retrieve import DenseQuery, exact_rows, prefill_exact
+from citebible_pipeline.query.retrieve import DenseQuery, exact_rows, level, prefill_exact
 from citebible_pipeline.query.route import (
     Routed, SplitKeys, ThemeIndex, clause_needs, excluded, prior_scores, route, specificity, stated, verse_df,
 )
@@ -792,9 +792,9 @@ def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(mo
 def test_exact_retrieval_answers_each_search_nearest_first_in_the_order_asked():
     """retrieve.exact_rows: every dense search answered from vectors in memory in `retrieve`'s row shape, the searches
     in the order given whatever their level, nearest first, equal similarities by start id, at most k a search."""
-    verse = (np.array([101, 102, 103, 104]), np.array([101, 102, 103, 104]),
-             np.array([[1, 0], [0.6, 0.8], [0.6, 0.8], [0, 1]], np.float32))
-    chapter = (np.array([1001, 2001]), np.array([1031, 2022]), np.array([[0, 1], [1, 0]], np.float32))
+    verse = level(np.array([101, 102, 103, 104]), np.array([101, 102, 103, 104]),
+                  np.array([[1, 0], [0.6, 0.8], [0.6, 0.8], [0, 1]], np.float32))
+    chapter = level(np.array([1001, 2001]), np.array([1031, 2022]), np.array([[0, 1], [1, 0]], np.float32))
     q_a, q_b = np.array([1, 0], np.float32), np.array([0, 1], np.float32)
     dense = [DenseQuery(0, "chapter", q_a), DenseQuery(0, "verse", q_a), DenseQuery(1, "verse", q_b)]
     rows = exact_rows(dense, {"verse": verse, "chapter": chapter}, k=3)
@@ -814,8 +814,8 @@ def test_exact_memo_is_the_same_to_the_bit():
     rng = np.random.default_rng(3)
     unit = lambda a: (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
     mat = unit(rng.standard_normal((31_103, 384)))
-    levels = {"verse": (np.arange(31_103) + 1001001, np.arange(31_103) + 1001001, mat),
-              "chapter": (np.arange(50) * 1000, np.arange(50) * 1000 + 9, unit(rng.standard_normal((50, 384))))}
+    levels = {"verse": level(np.arange(31_103) + 1001001, np.arange(31_103) + 1001001, mat),
+              "chapter": level(np.arange(50) * 1000, np.arange(50) * 1000 + 9, unit(rng.standard_normal((50, 384))))}
     sentences, themes = unit(rng.standard_normal((40, 384))), unit(rng.standard_normal((6, 384)))
     searches = [[DenseQuery(0, lv, sentences[i]) for lv in ("verse", "chapter")]
                 + [DenseQuery(1 + j, "verse", themes[(i + j) % 6]) for j in range(i % 4)] for i in range(40)]

@@ -192,7 +192,7 @@ class Engine:
         dense = [DenseQuery(i, lv, v) for i, v in enumerate(vectors) for lv in levels] if o.dense else []
         if o.floor and not o.chapters and o.dense:
             dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
-        exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels() if o.exact and dense else {}
+        exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels if o.exact and dense else {}
         in_sql, fulltext = [d for d in dense if d.level not in exact], clean if o.hybrid or o.floor else None
         with self.pool.connection() as conn:  # the database is asked only what memory cannot answer
             rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k, memo) + (retrieve_once(

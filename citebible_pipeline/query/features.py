@@ -17,6 +17,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.label_features import label_features
+from citebible_pipeline.query.retrieve import Level, level
 
 QUERY_FEATURES = ("q_pastoral", "q_theme_top", "q_words", "q_rewrites")
 CANDIDATE_FEATURES = (
@@ -61,16 +62,16 @@ class PoolTables:
     genre_boosts: dict[str, float]
     chapter_spans: np.ndarray | None = None  # (n, 2) first and last verse id of each chapter row (exact retrieval)
 
-    def exact_levels(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """level -> (start ids, end ids, unit vectors) for `retrieve.exact_rows`: the rows the HNSW graphs index."""
-        c = {} if self.chapter_spans is None else {"chapter": (*self.chapter_spans.T, self.chapter_vectors)}
-        return {"verse": (self.verse_ids, self.verse_ids, self.verse_vectors), **c}
+    @functools.cached_property
+    def exact_levels(self) -> dict[str, Level]:
+        """level -> its rows for `retrieve.exact_rows`: the rows the HNSW graphs index, made once per tables."""
+        c = {} if self.chapter_spans is None else {"chapter": level(*self.chapter_spans.T, self.chapter_vectors)}
+        return {"verse": level(self.verse_ids, self.verse_ids, self.verse_vectors), **c}
 
 
 def _matrix(rows) -> tuple[np.ndarray, np.ndarray]:
-    ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
     vecs = np.stack([np.asarray(r[1].to_numpy(), np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
-    return ids, vecs
+    return np.fromiter((r[0] for r in rows), np.int64, len(rows)), vecs
 
 
 def load_tables(conn: psycopg.Connection, space_id: int, genre_boosts: Mapping[str, float],
@@ -84,8 +85,7 @@ def load_tables(conn: psycopg.Connection, space_id: int, genre_boosts: Mapping[s
     chapter_ids, chapter_vectors = _matrix(chapters)
     xr = np.array(conn.execute("SELECT from_id, to_start, votes FROM cross_references WHERE votes > 0"
                                " ORDER BY from_id, to_start").fetchall(), np.int64).reshape(-1, 3)
-    out_votes = np.zeros(len(verse_ids), np.float64)
-    pos = np.searchsorted(verse_ids, xr[:, 0])
+    out_votes, pos = np.zeros(len(verse_ids), np.float64), np.searchsorted(verse_ids, xr[:, 0])
     ok = (pos < len(verse_ids)) & (verse_ids[np.minimum(pos, len(verse_ids) - 1)] == xr[:, 0])
     np.add.at(out_votes, pos[ok], xr[ok, 2])
     return PoolTables(verse_ids, verse_vectors, {int(c): i for i, c in enumerate(chapter_ids)}, chapter_vectors,

@@ -47,6 +47,12 @@ class LabelIndex:
         return starts, ends, groups, np.r_[0, np.cumsum(np.bincount(groups, minlength=len(self.passages)))]
 
     @cached_property
+    def columns(self) -> np.ndarray:
+        """The label vectors as one contiguous (dims, labels) matrix: a few query vectors times it read it about twice
+        as fast as the rows times them (retrieve.Level)."""
+        return np.ascontiguousarray(self.vectors.T)
+
+    @cached_property
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """Every label's spans merged into runs, sorted (spans.sorted_runs): how many labels touch a passage at all, how
         famous it is among the labels, against which the labels near one sentence are counted (query.features)."""
@@ -139,8 +145,8 @@ def nearest(index: LabelIndex, query: np.ndarray, top: int = TUNING.label_vector
     if index.vectors is None or not len(index) or not np.asarray(query).size:
         return None
     if sims is None:
-        sims = index.vectors @ np.asarray(query, np.float32).T
-        sims = sims.max(axis=1) if sims.ndim > 1 else sims
+        sims = np.asarray(query, np.float32) @ index.columns
+        sims = sims.max(axis=0) if sims.ndim > 1 else sims
     sims = sims.copy()
     if exclude:
         sims[excluded(index.split_keys, exclude)] = -np.inf
@@ -161,6 +167,6 @@ def near_labels(index: LabelIndex, query: np.ndarray, rewrites: np.ndarray, excl
     of the label vectors with the sentence and its rewrites."""
     if index.vectors is None or not len(index):
         return None, None
-    sims = index.vectors @ np.vstack([np.asarray(query, np.float32)[None, :], np.asarray(rewrites, np.float32)]).T
-    return (nearest(index, query, TUNING.label_vector_top, exclude, sims[:, 0]),
-            nearest(index, rewrites, TUNING.label_rewrite_top, exclude, sims[:, 1:].max(axis=1)) if len(rewrites) else None)
+    sims = np.vstack([np.asarray(query, np.float32)[None, :], np.asarray(rewrites, np.float32)]) @ index.columns
+    return (nearest(index, query, TUNING.label_vector_top, exclude, sims[0]),
+            nearest(index, rewrites, TUNING.label_rewrite_top, exclude, sims[1:].max(axis=0)) if len(rewrites) else None)

@@ -9,6 +9,7 @@ Each stop list below serves one purpose and keeps the words it was measured with
 
 from __future__ import annotations
 
+import functools
 import re
 
 WORD = re.compile(r"[a-z][a-z']*")  # analyze: lower-cased words, apostrophes kept ("i'm", "can't")
@@ -29,8 +30,10 @@ DISPLAY_STOP = frozenset(
 _SUFFIXES = ("ing", "ness", "ed", "es", "s")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A crude stemmer (plural and common suffixes): 'praying' -> 'pray', 'mercies' -> 'mercy'."""
+    """A crude stemmer (plural and common suffixes): 'praying' -> 'pray', 'mercies' -> 'mercy'. Kept per word: the
+    display stems every word of every verse it shows (about 500 a query)."""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     for suffix in _SUFFIXES:

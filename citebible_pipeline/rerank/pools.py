@@ -154,7 +154,7 @@ def prefill(engine: Engine, memo: dict, vectors: np.ndarray, options: SearchOpti
     queries with `route.SplitKeys` (README "Twenty-fourth step")."""
     if options.exact and options.dense and len(vectors):
         rewrites = engine.serving.data.themes.rewrite_vectors if options.rewrite else np.zeros((0, len(vectors[0])), np.float32)
-        prefill_exact(memo, engine.pool_tables(translation=options.translation).exact_levels(),
+        prefill_exact(memo, engine.pool_tables(translation=options.translation).exact_levels,
                       np.vstack([np.asarray(vectors, np.float32), rewrites]), options.dense_k)
 
 
