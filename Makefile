@@ -56,6 +56,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_usfm.py
 	$(BIN)/python benchmarks/bench_embeddings.py
 	$(BIN)/python benchmarks/bench_query.py
+	$(BIN)/python benchmarks/bench_products.py
 	$(BIN)/python -m benchmarks.bench_api
 	$(BIN)/python -m benchmarks.bench_rerank
 	$(BIN)/python -m benchmarks.bench_eval
