@@ -44,12 +44,14 @@ def scorer(themes: ThemeIndex, tables: PoolTables, depth: int) -> Callable[[np.n
         _CACHE[key] = (themes, tables, verse_rows(themes, tables.verse_ids, depth))
     flat, firsts, has = _CACHE[key][2]
 
+    columns = tables.exact_levels["verse"].columns  # the product exact retrieval makes (retrieve.Level: about twice
+    # as fast as the rows times the vectors)
+
     def evidence(vectors: np.ndarray) -> np.ndarray:
-        sims = tables.verse_vectors @ np.atleast_2d(vectors).astype(np.float32).T  # (n_verses, R)
-        out = np.zeros((len(themes.passages), sims.shape[1]), np.float32)
+        sims = np.atleast_2d(vectors).astype(np.float32) @ columns  # (R, n_verses)
+        out = np.zeros((len(themes.passages), sims.shape[0]), np.float32)
         if len(flat):
-            best = np.maximum.reduceat(sims[flat], firsts[has], axis=0)
-            out[has] = best
+            out[has] = np.maximum.reduceat(sims[:, flat], firsts[has], axis=1).T
         return out
 
     return evidence
