@@ -502,3 +502,24 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
     study = engine.rank("What does the Bible say about wives submitting to husbands?").candidates[:5]
     assert any(held_back(c) for c in study)
     assert engine.search("What does the Bible say about divorce?").crisis_help is None
+
+
+def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wronged(engine):
+    """confession (rule P''): "I cheated on my wife" sits beside "my partner cheated on me"; with the switch the betrayal
+    need leaves its routing, the guilt need joins it and holds a top slot; a reader who was wronged is ranked alike."""
+    from citebible_pipeline.query.slots import serves_half
+
+    def ranked(text, on):
+        r = engine.rank(text, SearchOptions(confession=on))
+        return [rw.theme for rw in r.rewrites[1:]], r.candidates
+
+    text = "I cheated on my wife and she found out"
+    (off, _), (on, cands) = ranked(text, False), ranked(text, True)
+    assert "betrayal by a friend" in off and "betrayal by a friend" not in on
+    assert "guilt, confession and forgiveness from God" in on and "guilt, confession and forgiveness from God" not in off
+    themes = engine.serving.data.themes
+    guilt = themes.passages[themes.keys.index("pastoral:guilt")][:2]
+    assert any(serves_half(c, guilt) for c in cands[:20])  # the guilt row brings its passages in
+    assert any(serves_half(c, guilt) for c in cands[:5])  # and its best holds a top slot
+    wronged = "My wife cheated on me and she lied about it"
+    assert [(c.key, c.score) for c in ranked(wronged, True)[1]] == [(c.key, c.score) for c in ranked(wronged, False)[1]]

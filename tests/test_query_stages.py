@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from citebible_pipeline.bible.canon import by_order
+from citebible_pipeline.bible.canon import by_order, verse_id
 from citebible_pipeline.query.analyze import analyze, pastoral_score, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.display import highlights, pinned_index, terms
@@ -18,7 +18,7 @@ from citebible_pipeline.query.route import (
     Routed, SplitKeys, ThemeIndex, clause_needs, excluded, prior_scores, route, specificity, stated, verse_df,
 )
 from citebible_pipeline.query.spans import coverage_table, span_max
-from citebible_pipeline.query.slots import fill, serves
+from citebible_pipeline.query.slots import fill, serves, serves_half
 
 
 def verses_in(cid: int) -> int:
@@ -108,6 +108,65 @@ def test_crisis_language_states_the_despair_need_in_its_own_words_where_the_inde
     assert with_need(idx, sentence, frozenset({CRISIS_NEED})) is sentence
     other = dataclasses.replace(idx, keys=["pastoral:mortality", "pastoral:other"])
     assert with_need(other, sentence) is sentence
+
+
+@pytest.mark.parametrize("text, confesses", [
+    # the reader did the wrong: the Decalogue's lying, stealing, adultery, killing, and harm done to a person
+    ("I cheated on my husband and I don't know how to tell him", True), ("I stole money from my employer", True),
+    ("I've been lying to my therapist for months", True), ("I had an affair and it ended my marriage", True),
+    ("I hit my son when I was angry", True), ("I was unfaithful to my fiance", True),
+    ("I yelled at my kids again today", True), ("I broke my promise to my dying father", True),
+    # the wrong was done to the reader, denied, or is no wrong done to anyone
+    ("My husband cheated on me", False), ("I was cheated out of my inheritance", False),
+    ("My parents lied to me my whole life", False), ("I never lied to her", False), ("I hurt my back at work", False),
+    ("I hurt so much since she left", False), ("I'm tempted to cheat on my taxes", False),
+    ("Why did Peter lie about knowing Jesus?", False), ("I killed myself trying to finish on time", False),
+])
+def test_a_confession_is_the_reader_doing_the_wrong_not_suffering_it(text, confesses):
+    assert analyze(validate(text)).confesses is confesses
+
+
+def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt():
+    """perspective.as_doer: the needs for the wronged leave the routing and the guilt need's nearest cue joins it as a
+    row; slot_needs gives guilt a top slot beside the situation. A need left out (training) is not added back."""
+    from citebible_pipeline.query.perspective import WRONGDOER, as_doer, as_stated, slot_needs
+
+    keys = ["pastoral:betrayal", "pastoral:forgiving", WRONGDOER, "topic:adultery"]
+    one = (np.array([1]), np.array([1]), np.ones(1))
+    cues = np.array([[1, 0, 0], [0.9, 0.436, 0], [0, 0, 1], [0, 0.6, 0.8], [0.8, 0.6, 0]], np.float32)
+    idx = ThemeIndex(keys=keys, kinds=["pastoral"] * 3 + ["topic"], names=keys, rewrites=["r"] * 4, split_keys=keys,
+                     cue_vectors=cues, cue_starts=np.array([0, 1, 2, 4]), rewrite_vectors=np.eye(4, 3, dtype=np.float32),
+                     passages=[one] * 4, specificity=[np.ones(1)] * 4)
+    sentence = np.array([[0.98, 0.2, 0.0]], np.float32)  # "I cheated on my wife": nearest "my partner cheated on me"
+    assert route(idx, sentence, pastoral=True)[0].theme == 0
+    rows, exclude = as_doer(idx, sentence)
+    assert rows.shape == (2, 3) and np.allclose(rows[1], cues[3])  # guilt's cue nearest the sentence
+    assert exclude == {"pastoral:betrayal", "pastoral:forgiving"}
+    routed = route(idx, rows, pastoral=True, exclude=exclude)
+    assert {r.theme for r in routed} == {2, 3}
+    assert slot_needs(idx, [], routed, doer=True) == [3, 2] and slot_needs(idx, [], routed, doer=False) == []
+    assert as_doer(idx, sentence, frozenset({WRONGDOER}))[0] is sentence
+    a = analyze(validate("I stole from my grandmother"))
+    assert a.confesses and not a.pastoral and as_stated(a).pastoral  # a confession states its guilt by its act
+
+
+def test_half_its_verses_make_a_candidate_serve_a_need():
+    """slots.serves_half (rule V): a need's passages must hold half the candidate's verses, so a chapter holding one
+    listed verse no longer counts as serving the need; overlapping listed passages count their verses once."""
+    psalm_23 = verse_id(19, 23, 1)
+    chapter = Candidate(psalm_23, psalm_23 + 5, "chapter", 1.0)  # Psalm 23: six verses
+    one_verse = (np.array([psalm_23 + 2]), np.array([psalm_23 + 2]))
+    assert serves(chapter, one_verse) and not serves_half(chapter, one_verse)
+    overlapping = (np.array([psalm_23, psalm_23 + 1]), np.array([psalm_23 + 2, psalm_23 + 2]))  # 1-3 and 2-3
+    assert serves_half(chapter, overlapping)  # verses 1-3: half of six
+    assert not serves_half(chapter, (np.array([psalm_23, psalm_23 + 1]), np.array([psalm_23 + 1, psalm_23 + 1])))
+    assert serves_half(Candidate(psalm_23 + 2, psalm_23 + 2, "verse", 1.0), one_verse)
+    assert not serves_half(chapter, (np.array([psalm_23 + 40]), np.array([psalm_23 + 40])))
+    cands = [chapter] + [Candidate(psalm_23 + 1000 * i, psalm_23 + 1000 * i, "verse", 0.5) for i in range(1, 9)]
+    need = (np.array([psalm_23 + 2, psalm_23 + 7000]), np.array([psalm_23 + 2, psalm_23 + 7000]))
+    other = (np.array([psalm_23 + 1000]), np.array([psalm_23 + 1000]))
+    assert fill(cands, [other, need], 5, 20) == cands  # the chapter "serves" it by one verse: nothing moves
+    assert fill(cands, [other, need], 5, 20, "half")[4].start == psalm_23 + 7000
 
 
 def test_testament_hint():

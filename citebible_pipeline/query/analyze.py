@@ -69,6 +69,22 @@ ABUSE = (*(f"{verb} me" for verb in ("hit", "hits", "hitting", "slapped", "slaps
                                      "threatening")),
          *(f"{verb} at me" for verb in ("screams", "screamed", "screaming", "curses", "cursed", "yells", "yelled")),
          "abusive", "raped", "molested", "assaulted")
+# A wrong the reader says they did (rule P, README "Thirtieth step"): "I" directly before a verb of wrongdoing from the
+# general examinations of conscience (the Decalogue's lying, stealing, adultery, killing; harm done to a person: hit,
+# hurt, yelled at, abandoned), never from a query set. A sentence's vector cannot tell who did it to whom: "I cheated on
+# my wife" sits beside "my partner cheated on me", so routing must be told (query/perspective.py). Passive and negated
+# forms ("I was cheated", "I never lied") do not match; harm verbs need a person as their object ("I hurt my back" does
+# not confess).
+_PEOPLE = (r"(?:him|her|them|someone|somebody|people|others|everyone|(?:my|our|a|the) (?:\w+ )?(?:wife|husband|spouse|"
+           r"partner|girlfriend|boyfriend|fianc\w*|kids?|children|child|sons?|daughters?|baby|mom|mother|dad|father|"
+           r"parents?|brothers?|sisters?|family|friends?|boss|coworkers?|colleagues?|employer|neighbou?r|roommate))")
+CONFESSION = re.compile(
+    r"\bi(?:'ve| have| had|'d)?(?: (?:just|already|recently|once|also|really|secretly|repeatedly|again|even|then))? "
+    r"(?:lied|stole|cheated|betrayed|gossip(?:ed|ing)|slandered|murdered|killed (?!myself)|embezzled|"
+    r"(?:been |was )(?:cheating|lying|stealing|gossiping|unfaithful)|had an (?:affair|abortion)|"
+    r"committed adultery|slept with|"
+    r"(?:hit|hurt|abused|assaulted|yelled at|screamed at|abandoned|neglected|mistreated|bullied|used|manipulated|"
+    r"cheated on) " + _PEOPLE + r"|broke (?:my|a) (?:promise|vow))\b")
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -122,19 +138,21 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool, bool]:
-    """The pastoral score, whether the sentence is in the first person, whether it holds crisis language and whether
-    it discloses abuse (one reading of its words for all four)."""
+def _read(text: str) -> tuple[float, bool, bool, bool, bool]:
+    """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether
+    it discloses abuse and whether it confesses a wrong (one reading of its words for all five)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
     no_wish = bool(NO_WISH_TO_LIVE.search(low))
+    confesses = bool(CONFESSION.search(low))
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + no_wish
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
     abuse = first and ("abused" in words or any(_has(low, words, stem) for stem in ABUSE))
-    return score, first, first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS)), abuse  # oneself or one's own
+    crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
+    return score, first, crisis, abuse, confesses
 
 
 def pastoral_score(text: str) -> float:
@@ -162,10 +180,11 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis, abuse = _read(text)
+    score, first, crisis, abuse, confesses = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, crisis=crisis, abuse=abuse, testament=testament_hint(text), references=refs)
+                    first_person=first, crisis=crisis, abuse=abuse, confesses=confesses, testament=testament_hint(text),
+                    references=refs)
 
 
 def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:
@@ -175,5 +194,10 @@ def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analys
     (SearchOptions.need_intent)."""
     if analysis.pastoral or not analysis.first_person or not nearest_is_need():
         return analysis
+    return one_more_distress(analysis)
+
+
+def one_more_distress(analysis: Analysis) -> Analysis:
+    """The analysis with one more distress word counted (a need stated in words the lexicon lacks)."""
     score = round(min(1.0, analysis.pastoral_score + TUNING.distress_weight), 3)
     return analysis.model_copy(update={"pastoral": score >= TUNING.pastoral_threshold, "pastoral_score": score})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from citebible_pipeline.query.route import ThemeIndex
+from citebible_pipeline.query.route import ThemeIndex, with_cue
 
 CRISIS_NEED = "pastoral:despair"  # pastoral.yaml's "depression and hopelessness"
 
@@ -18,13 +18,5 @@ HELP = ("If you are thinking about ending your life or hurting yourself, please 
 
 
 def with_need(themes: ThemeIndex, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
-    """The routing rows (the sentence, its clauses) and the despair need's cue nearest the sentence, a row of its own as
-    a clause stating the need would be; unchanged when the need is not in the index or is left out (training)."""
-    if CRISIS_NEED not in themes.keys:
-        return vecs
-    i = themes.keys.index(CRISIS_NEED)
-    if themes.split_keys[i] in exclude:
-        return vecs
-    end = themes.cue_starts[i + 1] if i + 1 < len(themes.cue_starts) else len(themes.cue_vectors)
-    cues = themes.cue_vectors[themes.cue_starts[i]:end]
-    return np.vstack([vecs, cues[int(np.argmax(cues @ vecs[0]))]])
+    """The routing rows and the despair need's cue nearest the sentence (route.with_cue)."""
+    return with_cue(themes, CRISIS_NEED, vecs, exclude)

@@ -18,7 +18,7 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, evidence, labels as expansion, lists, persons
+from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, evidence, labels as expansion, lists, persons, perspective
 from citebible_pipeline.query.analyze import analyze, validate, with_need
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
@@ -166,14 +166,15 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
+        doer = o.confession and analysis.confesses  # the reader did the wrong: routed as its doer (query/perspective.py)
+        analysis, (vecs, rx) = (perspective.as_stated(analysis), perspective.as_doer(themes, vecs, exclude)) if doer else (analysis, (vecs, exclude))
         ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
-        routed = route(themes, vecs, analysis.pastoral, exclude=exclude, evidence=ev) if ev else routed
+        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or rx is not exclude else routed
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
-        # each person named as "someone" (query/persons.py); the labels read the sentence's row only
         masked = self.encode(names if o.person_context else names[:1]) if names else None
         if o.person_context and names:
-            vecs = np.vstack([masked, vecs[len(names):]])  # routing reads the need, not the person named
-            routed = route(themes, vecs, analysis.pastoral, exclude=exclude, evidence=ev)
+            vecs = np.vstack([masked, vecs[len(names):]])  # each person named as "someone" (query/persons.py): routing reads the need
+            routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev)
         label_text, label_q = (names[0], masked[0]) if o.person_labels and names else (clean, q)  # document expansion too
         variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
@@ -183,7 +184,7 @@ class Engine:
         # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
         # (the floor keeps the sentence's own routing: it was calibrated on that)
         route_rows = np.vstack([vecs, llm_vecs])  # the routing rows (Routed.row indexes them): sentence, clauses, LLM phrases
-        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=exclude, need_row=o.need_row, evidence=ev)
+        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=rx, need_row=o.need_row, evidence=ev)
                         if llm_texts or (o.need_row and analysis.pastoral) else routed)
         prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
         lap("rewrite")
@@ -242,9 +243,9 @@ class Engine:
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
-        if o.slots and len(route_rows) > 2:
-            needs = clause_needs(themes, route_rows, analysis.pastoral, exclude)
-            cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
+        if o.slots and (len(route_rows) > 2 or doer):
+            needs = perspective.slot_needs(themes, clause_needs(themes, route_rows, analysis.pastoral, rx), routed, doer)
+            cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth, o.slot_serve)
         lap("needs")
         shown = [rw for rw, _ in variants]
         stems = disp.terms([clean] + [rw.theme or rw.text for rw in shown[1:] if rw.source != "llm"])

@@ -48,6 +48,8 @@ class SearchOptions(BaseModel, frozen=True):
                                                              "on pastoral intent, or on it and any first-person sentence")
     slots: bool = Field(True, description="when the sentence's clauses route to different needs, the top 5 carries the "
                         "best candidate of each (from the top 20)")
+    slot_serve: Literal["overlap", "half"] = Field("half", description="when a candidate serves a need (query/slots.py): "
+                                                   "it overlaps a passage the need lists, or (rule V, README) half its verses lie in them")
     diversify: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by maximal marginal "
                             "relevance (each next passage the most relevant less most like one already chosen)")
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
@@ -91,6 +93,9 @@ class SearchOptions(BaseModel, frozen=True):
     abuse_care: bool = Field(True, description="a reader who discloses abuse gets the orders to submit, to stay or not to "
                              "resist (\"wives, be in subjection\", \"let not the wife depart\") held back below the rest "
                              "of the answer, and where to find help now (query/care.py)")
+    confession: bool = Field(True, description="a reader who says they did a wrong (\"I cheated on my wife\") is routed "
+                             "as the one who did it: the needs for the wronged left out, the guilt need a routing row and "
+                             "a need slot (query/perspective.py; rule P'', README)")
     duty_labels: bool = Field(False, description="on pastoral intent, a passage Nave's lists as a duty (\"citizens: duties "
                               "of\") weighs less, by a lift read from the training side (query/duty.py; measured, README)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
@@ -110,6 +115,7 @@ class Analysis(BaseModel):
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
     crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/crisis.py)
     abuse: bool = False  # abuse by someone close disclosed, in the words of screening instruments (query/care.py)
+    confesses: bool = False  # the reader says they did a wrong ("I lied to ..."): analyze.CONFESSION, query/perspective.py
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None

@@ -151,6 +151,16 @@ def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = f
     return np.where(keep, scores.max(axis=1), -np.inf)
 
 
+def with_cue(index: ThemeIndex, key: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
+    """The routing rows (the sentence, its clauses) and theme `key`'s cue nearest the sentence, a row of its own as a
+    clause stating that need would be; unchanged when the theme is not in the index or is left out (training)."""
+    if key not in index.keys or index.split_keys[i := index.keys.index(key)] in exclude:
+        return vecs
+    end = index.cue_starts[i + 1] if i + 1 < len(index.cue_starts) else len(index.cue_vectors)
+    cues = index.cue_vectors[index.cue_starts[i]:end]
+    return np.vstack([vecs, cues[int(np.argmax(cues @ vecs[0]))]])
+
+
 def stated(scores: np.ndarray) -> list[int]:
     """The rows (the whole sentence first, then its clauses) that state a need: the sentence always, a clause only
     when some theme is at least as close to it as the sentence's best theme is to the sentence. A clause that

@@ -5,10 +5,11 @@ to the whole sentence first); a single-need sentence is unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.query.fuse import Candidate
 
 Need = tuple[np.ndarray, np.ndarray]  # start ids, end ids of the passages a theme lists
@@ -20,21 +21,43 @@ def serves(c: Candidate, need: Need) -> bool:
     return bool(np.any((starts <= c.end) & (ends >= c.start)))
 
 
-def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int) -> list[Candidate]:
+def serves_half(c: Candidate, need: Need) -> bool:
+    """At least half of the candidate's verses lie within passages the need lists (SearchOptions.slot_serve 'half'): a
+    need lists hundreds of passages, so a chapter overlaps one of them almost always."""
+    starts, ends = need
+    hit = (starts <= c.end) & (ends >= c.start)
+    if not hit.any():
+        return False
+    lo, hi = np.maximum(starts[hit], c.start), np.minimum(ends[hit], c.end)
+    order = np.argsort(lo)
+    covered, run_lo, run_hi = 0, None, None
+    for a, b in zip(lo[order].tolist(), hi[order].tolist()):  # the overlaps merged into runs, each counted in verses
+        if run_hi is not None and a <= run_hi + 1:
+            run_hi = max(run_hi, b)
+            continue
+        covered += span_verses(run_lo, run_hi) if run_hi is not None else 0
+        run_lo, run_hi = a, b
+    covered += span_verses(run_lo, run_hi)
+    return 2 * covered >= span_verses(c.start, c.end)
+
+
+def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int, serve: str = "overlap") -> list[Candidate]:
     """Reorder so each need with a candidate within `depth` has one in the top k. The promoted candidate takes
     the last top slot; the candidate it displaces is the lowest-ranked one that is not the only one serving an
-    already-served need, never the first. Fewer than two needs: unchanged."""
+    already-served need, never the first. Fewer than two needs: unchanged. `serve`: what serving a need is
+    (SearchOptions.slot_serve: "overlap" `serves`, "half" `serves_half`)."""
     if len(needs) < 2 or len(cands) <= k:
         return cands
+    ok = SERVES[serve]
     order = list(cands)
     for need in needs:
         top = order[:k]
-        if any(serves(c, need) for c in top):
+        if any(ok(c, need) for c in top):
             continue
-        found = next((i for i in range(k, min(depth, len(order))) if serves(order[i], need)), None)
+        found = next((i for i in range(k, min(depth, len(order))) if ok(order[i], need)), None)
         if found is None:
             continue
-        victim = next((j for j in range(k - 1, 0, -1) if _replaceable(top, j, needs)), None)
+        victim = next((j for j in range(k - 1, 0, -1) if _replaceable(top, j, needs, ok)), None)
         if victim is None:
             continue
         promoted, displaced = order[found], top[victim]
@@ -43,7 +66,10 @@ def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int) -> l
     return order
 
 
-def _replaceable(top: list[Candidate], j: int, needs: Sequence[Need]) -> bool:
+def _replaceable(top: list[Candidate], j: int, needs: Sequence[Need], ok: Callable[[Candidate, Need], bool]) -> bool:
     """Removing top[j] leaves every need the top already serves still served."""
     others = top[:j] + top[j + 1:]
-    return all(any(serves(c, n) for c in others) for n in needs if serves(top[j], n))
+    return all(any(ok(c, n) for c in others) for n in needs if ok(top[j], n))
+
+
+SERVES: dict[str, Callable[[Candidate, Need], bool]] = {"overlap": serves, "half": serves_half}
