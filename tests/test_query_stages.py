@@ -121,6 +121,8 @@ def test_crisis_language_states_the_despair_need_in_its_own_words_where_the_inde
     ("My parents lied to me my whole life", False), ("I never lied to her", False), ("I hurt my back at work", False),
     ("I hurt so much since she left", False), ("I'm tempted to cheat on my taxes", False),
     ("Why did Peter lie about knowing Jesus?", False), ("I killed myself trying to finish on time", False),
+    ("I killed it at work today", False), ("I lied down on the couch and cried", False),
+    ("I slept with the lights on because I'm scared", False), ("I slept with another man", True),
 ])
 def test_a_confession_is_the_reader_doing_the_wrong_not_suffering_it(text, confesses):
     assert analyze(validate(text)).confesses is confesses
