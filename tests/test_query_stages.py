@@ -906,6 +906,8 @@ def test_excluded_reads_the_rows_of_the_keys_left_out():
     # the same words of someone else, or not done to the reader, are not a disclosure
     ("Jesus was hit and mocked by the soldiers", False), ("Why was Tamar raped?", False),
     ("I got kicked out of school", False), ("What does the Bible say about wives submitting to husbands?", False),
+    # the reader's own act is a confession, not a disclosure; what was done to them still is
+    ("I abused my wife for years and now she's gone", False), ("I hit my husband back after he hit me", True),
 ])
 def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse):
     a = analyze(validate(text))

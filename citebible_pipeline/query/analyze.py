@@ -146,14 +146,17 @@ def _read(text: str) -> tuple[float, bool, bool, bool, bool]:
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
     no_wish = bool(NO_WISH_TO_LIVE.search(low))
-    confesses = bool(CONFESSION.search(low))
+    confession = CONFESSION.search(low)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + no_wish
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    abuse = first and ("abused" in words or any(_has(low, words, stem) for stem in ABUSE))
+    # the reader's own act ("I abused my wife") discloses no abuse done to them: read the rest of the sentence for it
+    rest = f"{low[:confession.start()]} {low[confession.end():]}" if confession else low
+    rest_words = set(WORD.findall(rest)) if confession else words
+    abuse = first and ("abused" in rest_words or any(_has(rest, rest_words, stem) for stem in ABUSE))
     crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
-    return score, first, crisis, abuse, confesses
+    return score, first, crisis, abuse, confession is not None
 
 
 def pastoral_score(text: str) -> float:
