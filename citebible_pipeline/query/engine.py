@@ -169,7 +169,7 @@ class Engine:
         doer = o.confession and analysis.confesses  # the reader did the wrong: routed as its doer (query/perspective.py)
         analysis, (vecs, rx) = (perspective.as_stated(analysis), perspective.as_doer(themes, vecs, exclude)) if doer else (analysis, (vecs, exclude))
         ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
-        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or rx is not exclude else routed
+        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or doer else routed
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
         masked = self.encode(names if o.person_context else names[:1]) if names else None
         if o.person_context and names:

@@ -11,6 +11,7 @@ import numpy as np
 
 from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.spans import runs_of
 
 Need = tuple[np.ndarray, np.ndarray]  # start ids, end ids of the passages a theme lists
 
@@ -28,16 +29,8 @@ def serves_half(c: Candidate, need: Need) -> bool:
     hit = (starts <= c.end) & (ends >= c.start)
     if not hit.any():
         return False
-    lo, hi = np.maximum(starts[hit], c.start), np.minimum(ends[hit], c.end)
-    order = np.argsort(lo)
-    covered, run_lo, run_hi = 0, None, None
-    for a, b in zip(lo[order].tolist(), hi[order].tolist()):  # the overlaps merged into runs, each counted in verses
-        if run_hi is not None and a <= run_hi + 1:
-            run_hi = max(run_hi, b)
-            continue
-        covered += span_verses(run_lo, run_hi) if run_hi is not None else 0
-        run_lo, run_hi = a, b
-    covered += span_verses(run_lo, run_hi)
+    lo, hi = runs_of(np.maximum(starts[hit], c.start), np.minimum(ends[hit], c.end), np.zeros(int(hit.sum()), np.int64))
+    covered = sum(span_verses(a, b) for a, b in zip(lo.tolist(), hi.tolist()))  # the overlaps merged, counted in verses
     return 2 * covered >= span_verses(c.start, c.end)
 
 
