@@ -906,12 +906,26 @@ def test_excluded_reads_the_rows_of_the_keys_left_out():
     # the same words of someone else, or not done to the reader, are not a disclosure
     ("Jesus was hit and mocked by the soldiers", False), ("Why was Tamar raped?", False),
     ("I got kicked out of school", False), ("What does the Bible say about wives submitting to husbands?", False),
-    # the reader's own act is a confession, not a disclosure; what was done to them still is
-    ("I abused my wife for years and now she's gone", False), ("I hit my husband back after he hit me", True),
+    # what was done to the reader is a disclosure beside the reader's own act too
+    ("I hit my husband back after he hit me", True),
 ])
 def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse):
     a = analyze(validate(text))
     assert a.abuse is abuse and (a.pastoral if abuse else True), (a.pastoral_score, a.abuse)
+
+
+def test_a_reader_confessing_the_abuse_they_did_keeps_the_orders_held_back_but_is_not_told_it_is_not_their_fault():
+    """care.help_now: the victims' help text goes to a disclosure, not to the one who did it; the orders to submit or
+    stay are held back for both (a man who abused his wife is not answered "wives, be in subjection")."""
+    from citebible_pipeline.query.care import HELP, help_now
+    from citebible_pipeline.query.models import SearchOptions
+
+    own = analyze(validate("I abused my wife for years and now she's gone"))
+    assert own.abuse and own.abuse_by_reader and own.confesses and help_now(own, SearchOptions()) is None
+    both = analyze(validate("I hit my husband back after he hit me"))
+    assert both.abuse and not both.abuse_by_reader and help_now(both, SearchOptions()) == HELP
+    told = analyze(validate("My stepfather abused me for years"))
+    assert told.abuse and not told.abuse_by_reader and help_now(told, SearchOptions()) == HELP
 
 
 def test_for_a_reader_disclosing_abuse_the_orders_to_submit_stay_or_not_resist_come_after_every_other_passage():

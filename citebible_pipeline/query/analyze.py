@@ -139,9 +139,10 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool, bool, bool]:
+def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool]:
     """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether
-    it discloses abuse and whether it confesses a wrong (one reading of its words for all five)."""
+    it names abuse, whether that abuse is only the reader's own confessed act and whether it confesses a wrong (one
+    reading of its words for all six)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
@@ -151,12 +152,16 @@ def _read(text: str) -> tuple[float, bool, bool, bool, bool]:
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    # the reader's own act ("I abused my wife") discloses no abuse done to them: read the rest of the sentence for it
-    rest = f"{low[:confession.start()]} {low[confession.end():]}" if confession else low
-    rest_words = set(WORD.findall(rest)) if confession else words
-    abuse = first and ("abused" in rest_words or any(_has(rest, rest_words, stem) for stem in ABUSE))
+    abuse = first and _names_abuse(low, words)
+    # the reader's own act ("I abused my wife") discloses no abuse done to them when the rest of the sentence names none
+    by_reader = abuse and confession is not None and not _names_abuse(
+        rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
     crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
-    return score, first, crisis, abuse, confession is not None
+    return score, first, crisis, abuse, by_reader, confession is not None
+
+
+def _names_abuse(low: str, words: set[str]) -> bool:
+    return "abused" in words or any(_has(low, words, stem) for stem in ABUSE)
 
 
 def pastoral_score(text: str) -> float:
@@ -184,10 +189,10 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis, abuse, confesses = _read(text)
+    score, first, crisis, abuse, by_reader, confesses = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, crisis=crisis, abuse=abuse, confesses=confesses, testament=testament_hint(text),
+                    first_person=first, crisis=crisis, abuse=abuse, abuse_by_reader=by_reader, confesses=confesses, testament=testament_hint(text),
                     references=refs)
 
 

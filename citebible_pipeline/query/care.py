@@ -57,7 +57,8 @@ def hold_back(cands: Sequence[Candidate]) -> list[Candidate]:
 
 
 def help_now(analysis: Analysis, opts: SearchOptions) -> str | None:
-    """Where to find help now: the crisis line for crisis language, the abuse lines for a disclosure, both for both."""
+    """Where to find help now: the crisis line for crisis language, the abuse lines for a disclosure, both for both. A
+    reader confessing the abuse they did is not told "it is not your fault"; the orders are still held back for them."""
     said = [crisis.HELP] if opts.crisis and analysis.crisis else []
-    said += [HELP] if opts.abuse_care and analysis.abuse else []
+    said += [HELP] if opts.abuse_care and analysis.abuse and not analysis.abuse_by_reader else []
     return " ".join(said) or None

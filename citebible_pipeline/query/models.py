@@ -115,6 +115,7 @@ class Analysis(BaseModel):
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
     crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/crisis.py)
     abuse: bool = False  # abuse by someone close disclosed, in the words of screening instruments (query/care.py)
+    abuse_by_reader: bool = False  # those words are only the reader's own confessed act ("I abused my wife"): no help text
     confesses: bool = False  # the reader says they did a wrong ("I lied to ..."): analyze.CONFESSION, query/perspective.py
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
