@@ -62,9 +62,29 @@ def test_pastoral_intent(text):
 
 @pytest.mark.parametrize("text", ["justification by faith", "the armor of God", "Paul's teaching on grace",
                                   "recipe for bread", "the Sadducees and the resurrection",
-                                  "Judas killed himself", "Saul took his own life in battle"])
+                                  "Judas killed himself", "Saul took his own life in battle",
+                                  # rule S': a word of another family than a distress word's ("Thirty-first step")
+                                  "I want to learn about the Sadducees", "Where is Illyricum? I'm reading Romans 15",
+                                  "I'm painting a mural of the crucifixion for my church",
+                                  "I'm pleased with how my Bible study went"])
 def test_study_and_everyday_queries_are_not_pastoral(text):
     assert not analyze(validate(text)).pastoral, pastoral_score(text)
+
+
+@pytest.mark.parametrize("other,family", [("Sadducees", "sadness"), ("saddle", "sadly"), ("painting", "painful"),
+                                          ("crystal", "cry"), ("sickle", "sickness"), ("illustrate", "illness"),
+                                          ("Illyricum", "ill"), ("hospitality", "hospital"), ("Chemosh", "chemo"),
+                                          ("bittern", "bitterness"), ("deadline", "deadly"), ("dreadlocks", "dreadful")])
+def test_a_distress_prefix_reads_its_own_word_family_not_a_word_of_another(other, family):
+    # rule S' (README "Thirty-first step"): the words a prefix met in the WEB text and the topic names, not of its family
+    assert pastoral_score(other) == 0.0 and pastoral_score(family) == pytest.approx(0.3)
+
+
+def test_no_other_family_prefix_hides_a_distress_or_plea_word():
+    from citebible_pipeline.query.analyze import DISTRESS, OTHER_FAMILIES, OTHER_WORDS, PLEA
+
+    assert not [w for w in (*DISTRESS, *PLEA) if w.isalpha() and (w.startswith(OTHER_FAMILIES) or w in OTHER_WORDS)]
+    assert pastoral_score("I'm pleased") == pytest.approx(0.4)  # the first person alone: "pleased" is no plea
 
 
 @pytest.mark.parametrize("text,crisis", [
