@@ -47,3 +47,25 @@ def test_gpu_run_config_fits_the_translation_job():
     resolved = validate_run_config(defs.resolve_job_def("build_translation"), run_config)
     assert resolved["resources"]["embedder"]["config"]["device"] == "cuda"
     assert resolved["execution"]["multi_or_in_process_executor"]["multiprocess"]["max_concurrent"] == 2
+
+
+def test_the_chain_to_the_embeddings_goes_first_and_nothing_else_does():
+    """On 2 slots the executor starts steps in priority order: exactly the embedding step, its ancestors and their
+    blocking checks carry the priority (partitions.FIRST), so the other sources wait in the embedding's shadow."""
+    from dagster import AssetKey
+
+    from citebible_pipeline.partitions import FIRST
+
+    graph = defs.resolve_asset_graph()
+    chain, todo = set(), [AssetKey("passage_embeddings")]
+    while todo:
+        key = todo.pop()
+        if key not in chain:
+            chain.add(key)
+            todo.extend(graph.get(key).parent_keys)
+    gated = chain - {AssetKey("passage_embeddings")}  # its own check runs after it
+    checks = {f"{c.asset_key.path[-1]}_{c.name}" for c in graph.get_check_keys_for_assets(gated)}
+    expected = {k.path[-1] for k in chain} | checks
+    tag, value = next(iter(FIRST.items()))
+    first = {n.name for n in defs.resolve_implicit_global_asset_job_def().graph.node_defs if n.tags.get(tag) == value}
+    assert first == expected and "web_usfm_archive" in first and "naves_archive" not in first, (first ^ expected)

@@ -23,7 +23,7 @@ from citebible_pipeline.bible.references import format_id, format_range, parse_r
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION, Translation, translation
 from citebible_pipeline.bible.store import write_books, write_chapters, write_pericopes, write_verses
 from citebible_pipeline.metadata import md_table
-from citebible_pipeline.partitions import default_translation, translation_partitions
+from citebible_pipeline.partitions import FIRST, default_translation, translation_partitions
 from citebible_pipeline.resources import PostgresResource, SourcesResource
 from citebible_pipeline.sources.assets import bsb_usfm_archive, web_usfm_archive
 
@@ -44,6 +44,7 @@ def expected_ids(t: Translation) -> set[int]:
 @asset(
     deps=[web_usfm_archive, bsb_usfm_archive],
     partitions_def=translation_partitions,
+    op_tags=FIRST,
     group_name="bible",
     kinds={"postgres"},
     code_version="2",
@@ -82,6 +83,7 @@ def bible_verses(
 @asset(
     deps=[bible_verses],
     partitions_def=translation_partitions,
+    op_tags=FIRST,
     group_name="bible",
     kinds={"postgres"},
     code_version="2",
@@ -107,7 +109,7 @@ def bible_chapters(context: AssetExecutionContext, postgres: PostgresResource) -
     )
 
 
-@asset_check(asset=bible_verses, blocking=True, partitions_def=translation_partitions,
+@asset_check(asset=bible_verses, blocking=True, partitions_def=translation_partitions, op_tags=FIRST,
              description="Exactly the verse ids the translation should number (the canon, less and plus its listed "
              "differences), unique; only its footnote-only verses are empty; no markup residue.")
 def bible_verses_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
@@ -134,7 +136,7 @@ def bible_verses_complete(context: AssetCheckExecutionContext, postgres: Postgre
     )
 
 
-@asset_check(asset=bible_chapters, blocking=True, partitions_def=translation_partitions,
+@asset_check(asset=bible_chapters, blocking=True, partitions_def=translation_partitions, op_tags=FIRST,
              description="1,189 chapters whose verse counts add up to the translation's verse table.")
 def bible_chapters_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
     key = context.partition_key
@@ -152,6 +154,7 @@ def bible_chapters_complete(context: AssetCheckExecutionContext, postgres: Postg
 
 @asset(
     deps=[bsb_usfm_archive, default_translation(bible_verses)],  # the check reads the corpus the passages cover
+    op_tags=FIRST,
     group_name="bible",
     kinds={"postgres"},
     code_version="1",
@@ -182,7 +185,7 @@ def pericopes(context: AssetExecutionContext, postgres: PostgresResource, source
     })
 
 
-@asset_check(asset=pericopes, blocking=True, description="Every WEB verse of the 66 books lies in exactly one pericope; "
+@asset_check(asset=pericopes, blocking=True, op_tags=FIRST, description="Every WEB verse of the 66 books lies in exactly one pericope; "
              "no two overlap; every range is ordered, inside one book, and titled.")
 def pericopes_cover_every_verse(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:

@@ -23,7 +23,7 @@ from citebible_pipeline.embeddings.build import build_passage_embeddings
 from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, Embedder
 from citebible_pipeline.embeddings.store import LEVELS, active_space, index_name
 from citebible_pipeline.genre.assets import verse_genres
-from citebible_pipeline.partitions import translation_partitions
+from citebible_pipeline.partitions import FIRST, translation_partitions
 from citebible_pipeline.resources import PostgresResource
 
 
@@ -74,6 +74,7 @@ class EmbeddingConfig(Config):
 @asset(
     deps=[bible_chapters, verse_genres, pericopes],
     partitions_def=translation_partitions,
+    op_tags=FIRST,
     group_name="embeddings",
     kinds={"postgres", "pgvector"},
     code_version="2",

@@ -25,7 +25,7 @@ from citebible_pipeline.genre.tagger import (
     write_genres,
 )
 from citebible_pipeline.metadata import md_table
-from citebible_pipeline.partitions import translation_partitions
+from citebible_pipeline.partitions import FIRST, translation_partitions
 from citebible_pipeline.resources import PostgresResource
 
 
@@ -37,6 +37,7 @@ class GenreConfig(Config):
 @asset(
     deps=[bible_verses],
     partitions_def=translation_partitions,
+    op_tags=FIRST,
     group_name="genre",
     kinds={"postgres"},
     code_version="2",
@@ -77,7 +78,7 @@ def verse_genres(context: AssetExecutionContext, config: GenreConfig, postgres: 
     )
 
 
-@asset_check(asset=verse_genres, blocking=True, partitions_def=translation_partitions,
+@asset_check(asset=verse_genres, blocking=True, partitions_def=translation_partitions, op_tags=FIRST,
              description="Every verse of the translation tagged once, every tag in the closed set, every boost > 0.")
 def verse_genres_complete(context: AssetCheckExecutionContext, postgres: PostgresResource) -> AssetCheckResult:
     key = context.partition_key

@@ -9,6 +9,7 @@ from dagster import (
     asset,
 )
 
+from citebible_pipeline.partitions import FIRST
 from citebible_pipeline.resources import SourcesResource
 from citebible_pipeline.sources.datasets import DATASETS
 
@@ -22,6 +23,7 @@ def _archive_asset(name: str) -> AssetsDefinition:
         name=f"{name}_archive",
         group_name=GROUPS.get(name, "openbible"),
         kinds={"file"},
+        op_tags=FIRST if name in ("web_usfm", "bsb_usfm") else None,
         description=f"{name} source archive ({ds.licence}), fetched from the bundled snapshot or {ds.live_url}.",
     )
     def _archive(context: AssetExecutionContext, sources: SourcesResource) -> MaterializeResult:
