@@ -4,7 +4,8 @@ Pastoral intent is a small lexical classifier, documented here so its mistakes c
   score = 0.4 * (first-person voice) + 0.3 * min(2, distress words) + 0.2 * (a plea: help, why, can't)
   pastoral when score >= 0.6, i.e. a first-person sentence with one distress word ("I'm terrified about
   my surgery"), or two distress words without "I" ("grief and anger after a death").
-Distress words are matched on word prefixes ("terrif" catches terrified/terrifying), from general
+Distress words are matched on word prefixes ("terrif" catches terrified/terrifying; never a word of another family,
+"Sadducees" is not "sad": OTHER_FAMILIES), from general
 categories of pastoral care: fear, sorrow, loss, illness, guilt, shame, anger, loneliness, despair,
 exhaustion, addiction, broken relationships, abuse, money trouble, and crisis and trauma as screening instruments word
 them (PHQ-9, C-SSRS, ASQ, PCL-5, the Beck Scale for Suicide Ideation, the Interpersonal Needs Questionnaire's
