@@ -9,11 +9,13 @@ from dagster import (
     asset,
 )
 
+from citebible_pipeline.bible.translations import TRANSLATIONS
 from citebible_pipeline.partitions import FIRST
 from citebible_pipeline.resources import SourcesResource
 from citebible_pipeline.sources.datasets import DATASETS
 
 GROUPS = {"web_usfm": "bible", "bsb_usfm": "bible", "naves": "naves"}
+TRANSLATION_ARCHIVES = frozenset(t.dataset for t in TRANSLATIONS.values())  # on the chain to the embeddings
 
 
 def _archive_asset(name: str) -> AssetsDefinition:
@@ -23,7 +25,7 @@ def _archive_asset(name: str) -> AssetsDefinition:
         name=f"{name}_archive",
         group_name=GROUPS.get(name, "openbible"),
         kinds={"file"},
-        op_tags=FIRST if name in ("web_usfm", "bsb_usfm") else None,
+        op_tags=FIRST if name in TRANSLATION_ARCHIVES else None,
         description=f"{name} source archive ({ds.licence}), fetched from the bundled snapshot or {ds.live_url}.",
     )
     def _archive(context: AssetExecutionContext, sources: SourcesResource) -> MaterializeResult:
