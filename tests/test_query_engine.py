@@ -504,6 +504,25 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
     assert engine.search("What does the Bible say about divorce?").crisis_help is None
 
 
+def test_a_reader_angry_at_god_is_routed_as_a_complaint_to_god_not_to_the_themes_named_for_anger(engine):
+    """complaint (rule L): "angry at God" routed to "be angry and sin not"; with the switch the themes named for anger
+    leave its routing, the lament need joins it and holds a top slot; God's own anger is not a complaint."""
+    from citebible_pipeline.query.slots import serves_half
+
+    def ranked(text, on):
+        r = engine.rank(text, SearchOptions(complaint=on))
+        return [rw.theme for rw in r.rewrites[1:]], r.candidates
+
+    (off, _), (on, cands) = ranked(FLAGSHIP, False), ranked(FLAGSHIP, True)
+    assert any("angry" in t for t in off) and not any("anger" in t or "angry" in t for t in on)
+    assert "lament and honest complaint to God" in on
+    themes = engine.serving.data.themes
+    lament = themes.passages[themes.keys.index("pastoral:lament")][:2]
+    assert any(serves_half(c, lament) for c in cands[:5])
+    wrath = "Why is God angry with me?"
+    assert [(c.key, c.score) for c in ranked(wrath, True)[1]] == [(c.key, c.score) for c in ranked(wrath, False)[1]]
+
+
 def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wronged(engine):
     """confession (rule P''): "I cheated on my wife" sits beside "my partner cheated on me"; with the switch the betrayal
     need leaves its routing, the guilt need joins it and holds a top slot; a reader who was wronged is ranked alike."""

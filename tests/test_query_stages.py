@@ -148,6 +148,49 @@ def test_a_confession_is_the_reader_doing_the_wrong_not_suffering_it(text, confe
     assert analyze(validate(text)).confesses is confesses
 
 
+@pytest.mark.parametrize("text, complains", [
+    # anger whose object is God: a complaint to God (rule L)
+    ("My father is dying and I'm angry at God", True), ("I have so much anger toward God about my divorce", True),
+    ("I'm furious with God", True), ("I hate God", True), ("I blame God for what happened", True),
+    ("I feel bitter toward God", True), ("I'm so angry and bitter at the Lord", True), ("I'm mad at Jesus", True),
+    ("Is it wrong to be angry at God?", True), ("I'm upset with my God", True),
+    # God is angry, God's own things, or God is not the anger's object
+    ("Why is God angry with me?", False), ("God's anger at sin", False), ("I'm angry with my husband and God", False),
+    ("I'm angry with God's people", False), ("What does the Bible say about anger?", False),
+    ("I'm angry at the godless people at work", False), ("I'm angry at my boss and I pray to God", False),
+])
+def test_anger_at_god_is_a_complaint_to_god_not_anger_at_people(text, complains):
+    assert analyze(validate(text)).complains is complains
+
+
+def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_anger():
+    """perspective (rule L): the themes named for anger leave the routing, the lament need's nearest cue joins it and
+    lament holds a top slot; a stance needs its need in the index; a confession is read before a complaint."""
+    from citebible_pipeline.query.perspective import LAMENT, WRONGDOER, as_stated, as_told, slot_needs, stance
+
+    keys = ["topic:be angry and sin not", "pastoral:anger", LAMENT, "topic:mothers"]
+    names = ["be angry and sin not", "anger and the desire for revenge", "lament and honest complaint to God", "mothers"]
+    one = (np.array([1]), np.array([1]), np.ones(1))
+    cues = np.array([[1, 0, 0], [0.95, 0.312, 0], [0, 0, 1], [0, 0.6, 0.8], [0, 1, 0]], np.float32)
+    idx = ThemeIndex(keys=keys, kinds=["topic", "pastoral", "pastoral", "topic"], names=names, rewrites=["r"] * 4,
+                     split_keys=keys, cue_vectors=cues, cue_starts=np.array([0, 1, 2, 4]),
+                     rewrite_vectors=np.eye(4, 3, dtype=np.float32), passages=[one] * 4, specificity=[np.ones(1)] * 4)
+    sentence = np.array([[0.9, 0.436, 0.0]], np.float32)  # "I'm angry at God": nearest the themes named for anger
+    assert route(idx, sentence, pastoral=True)[0].theme in (0, 1)
+    a = analyze(validate("My mother is dying and I'm angry at God"))
+    assert stance(a) == LAMENT and stance(a, complaint=False) is None
+    rows, exclude = as_told(idx, stance(a), sentence)
+    assert rows.shape == (2, 3) and np.allclose(rows[1], cues[3])  # the lament cue nearest the sentence
+    assert exclude == {"topic:be angry and sin not", "pastoral:anger"}
+    routed = route(idx, rows, pastoral=True, exclude=exclude)
+    assert {r.theme for r in routed} <= {2, 3} and 2 in {r.theme for r in routed}
+    assert slot_needs(idx, [3], routed, LAMENT) == [3, 2] and slot_needs(idx, [3], routed, None) == [3]
+    both = analyze(validate("I lied to my wife and I'm angry at God"))
+    assert stance(both) == WRONGDOER and stance(both, confession=False) == LAMENT
+    blame = analyze(validate("I blame God for what happened"))
+    assert blame.complains and not blame.pastoral and as_stated(blame).pastoral  # the complaint states its distress
+
+
 def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt():
     """perspective.as_doer: the needs for the wronged leave the routing and the guilt need's nearest cue joins it as a
     row; slot_needs gives guilt a top slot beside the situation. A need left out (training) is not added back."""
@@ -166,7 +209,7 @@ def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt(
     assert exclude == {"pastoral:betrayal", "pastoral:forgiving"}
     routed = route(idx, rows, pastoral=True, exclude=exclude)
     assert {r.theme for r in routed} == {2, 3}
-    assert slot_needs(idx, [], routed, doer=True) == [3, 2] and slot_needs(idx, [], routed, doer=False) == []
+    assert slot_needs(idx, [], routed, WRONGDOER) == [3, 2] and slot_needs(idx, [], routed, None) == []
     assert as_doer(idx, sentence, frozenset({WRONGDOER}))[0] is sentence
     a = analyze(validate("I stole from my grandmother"))
     assert a.confesses and not a.pastoral and as_stated(a).pastoral  # a confession states its guilt by its act

@@ -87,6 +87,15 @@ CONFESSION = re.compile(
     r"(?:been |was )(?:cheating|lying|stealing|gossiping|unfaithful)|had an (?:affair|abortion)|committed adultery|"
     r"(?:hit|hurt|killed|abused|assaulted|yelled at|screamed at|abandoned|neglected|mistreated|bullied|manipulated|"
     r"cheated on|slept with) " + _PEOPLE + r"|broke (?:my|a) (?:promise|vow))\b")
+# Anger whose object is God (rule L, README "Thirty-second step"; query/perspective.py): a complaint to God, the Bible's
+# lament, not anger at people nor God's wrath. A word of the anger family (the anger category below) within three words
+# before "at/with/toward/against God", or "I hate / blame / resent God" (the lament need's own cue: "I blame God for what
+# happened"); "God's anger" and "angry with my husband and God" are not it (God must be the preposition's object).
+_GOD = r"(?:god|the lord|jesus|christ)(?!'s|\w)"
+COMPLAINT = re.compile(
+    r"\b(?:(?:angry|anger|angered|mad|furious|fury|rage|raging|enraged|livid|resentful|resentment|bitter|bitterness|hate|"
+    r"hatred|upset|frustrated|frustration|pissed(?: off)?)(?: \w+){0,3}? (?:at|with|toward|towards|against) "
+    r"|\bi (?:\w+ )?(?:hate|blame|resent) )(?:my )?" + _GOD)
 DISTRESS = (
     "afraid", "scared", "terrif", "fright", "fear", "panic", "anxi", "worr", "nervous", "dread",
     "sad", "sorrow", "griev", "grief", "mourn", "cry", "crying", "tears", "weep", "heartbr", "broken", "hurt", "pain",
@@ -148,10 +157,10 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) and not (w.startswith(OTHER_FAMILIES) or w in OTHER_WORDS) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool]:
+def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool, bool]:
     """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether
-    it names abuse, whether that abuse is only the reader's own confessed act and whether it confesses a wrong (one
-    reading of its words for all six)."""
+    it names abuse, whether that abuse is only the reader's own confessed act, whether it confesses a wrong and whether
+    its anger is at God (one reading of its words for all seven)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
@@ -166,7 +175,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool]:
     by_reader = abuse and confession is not None and not _names_abuse(
         rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
     crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
-    return score, first, crisis, abuse, by_reader, confession is not None
+    return score, first, crisis, abuse, by_reader, confession is not None, COMPLAINT.search(low) is not None
 
 
 def _names_abuse(low: str, words: set[str]) -> bool:
@@ -198,11 +207,11 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis, abuse, by_reader, confesses = _read(text)
+    score, first, crisis, abuse, by_reader, confesses, complains = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, crisis=crisis, abuse=abuse, abuse_by_reader=by_reader, confesses=confesses, testament=testament_hint(text),
-                    references=refs)
+                    first_person=first, crisis=crisis, abuse=abuse, abuse_by_reader=by_reader, confesses=confesses, complains=complains,
+                    testament=testament_hint(text), references=refs)
 
 
 def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:

@@ -166,10 +166,10 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
-        doer = o.confession and analysis.confesses  # the reader did the wrong: routed as its doer (query/perspective.py)
-        analysis, (vecs, rx) = (perspective.as_stated(analysis), perspective.as_doer(themes, vecs, exclude)) if doer else (analysis, (vecs, exclude))
+        told = perspective.stance(analysis, o.confession, o.complaint)  # did the wrong, or angry at God (query/perspective.py)
+        analysis, (vecs, rx) = (perspective.as_stated(analysis), perspective.as_told(themes, told, vecs, exclude)) if told else (analysis, (vecs, exclude))
         ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
-        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or doer else routed
+        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or told else routed
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
         masked = self.encode(names if o.person_context else names[:1]) if names else None
         if o.person_context and names:
@@ -243,8 +243,8 @@ class Engine:
         if o.diversify and analysis.pastoral:
             cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
         lap("boost")
-        if o.slots and (len(route_rows) > 2 or doer):
-            needs = perspective.slot_needs(themes, clause_needs(themes, route_rows, analysis.pastoral, rx), routed, doer)
+        if o.slots and (len(route_rows) > 2 or told):
+            needs = perspective.slot_needs(themes, clause_needs(themes, route_rows, analysis.pastoral, rx), routed, told)
             cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth, o.slot_serve)
         lap("needs")
         shown = [rw for rw, _ in variants]

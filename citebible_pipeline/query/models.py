@@ -96,6 +96,9 @@ class SearchOptions(BaseModel, frozen=True):
     confession: bool = Field(True, description="a reader who says they did a wrong (\"I cheated on my wife\") is routed "
                              "as the one who did it: the needs for the wronged left out, the guilt need a routing row and "
                              "a need slot (query/perspective.py; rule P'', README)")
+    complaint: bool = Field(False, description="a reader angry at God (\"I'm angry at God\") is routed as a complaint to "
+                            "God: the themes named for anger left out, the lament need a routing row and a need slot "
+                            "(query/perspective.py; rule L, README: measured and left off)")
     duty_labels: bool = Field(False, description="on pastoral intent, a passage Nave's lists as a duty (\"citizens: duties "
                               "of\") weighs less, by a lift read from the training side (query/duty.py; measured, README)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "
@@ -117,6 +120,7 @@ class Analysis(BaseModel):
     abuse: bool = False  # abuse by someone close disclosed, in the words of screening instruments (query/care.py)
     abuse_by_reader: bool = False  # those words are only the reader's own confessed act ("I abused my wife"): no help text
     confesses: bool = False  # the reader says they did a wrong ("I lied to ..."): analyze.CONFESSION, query/perspective.py
+    complains: bool = False  # the reader's anger is at God ("I'm angry at God"): analyze.COMPLAINT, query/perspective.py
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None

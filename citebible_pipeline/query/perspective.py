@@ -1,13 +1,22 @@
-"""The reader who did the wrong (pure; SearchOptions.confession, rule P'': README "Thirtieth step"). A sentence's vector
-cannot tell the doer from the one it was done to: "I cheated on my wife" sits beside the betrayal need's cue "my partner
-cheated on me", and was answered with passages for the wronged ("do not avenge yourselves", "my close friend has lifted
-his heel against me"). A reader who says they did the wrong (`analyze.CONFESSION`) is routed as the one who did it: the
-needs that answer the wronged are left out, the guilt need's cue nearest the sentence is a routing row of its own, as a
-clause stating that need would be (crisis.with_need does the same for despair), and the guilt need holds a need slot
-beside the sentence's situation (stage 9), so the top 5 carries a passage for the one who did it."""
+"""Where the reader stands (pure): two stances a sentence's vector cannot tell apart, so routing must be told.
+
+The reader who did the wrong (SearchOptions.confession, rule P'': README "Thirtieth step"): "I cheated on my wife" sits
+beside the betrayal need's cue "my partner cheated on me", and was answered with passages for the wronged ("do not
+avenge yourselves"). A reader who says they did the wrong (`analyze.CONFESSION`) is routed as the one who did it: the
+needs that answer the wronged are left out and the guilt need speaks.
+
+The reader angry at God (SearchOptions.complaint, rule L: README "Thirty-second step"): "I'm angry at God" routes to the
+themes named for anger ("be angry and sin not", the anger need written for anger at people) and meets passages of God's
+own anger ("who knows the power of your anger"). Anger whose object is God (`analyze.COMPLAINT`) is a complaint to God,
+the Bible's lament (Job 3, Psalm 88, Jeremiah 20): the themes named for anger are left out and the lament need speaks.
+
+Either way the stance's need has its cue nearest the sentence as a routing row of its own, as a clause stating that
+need would (crisis.with_need does the same for despair), and a need slot beside the sentence's situation (stage 9), and
+the stance counts as one distress word: it states its need by its words ("I blame God", "I stole from my employer")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,25 +29,50 @@ from citebible_pipeline.query.route import Routed, ThemeIndex, with_cue
 # written for the one who did wrong ("guilt, confession and forgiveness from God"); chosen from the needs' own names
 WRONGED = ("pastoral:betrayal", "pastoral:forgiving")
 WRONGDOER = "pastoral:guilt"
+LAMENT = "pastoral:lament"  # "lament and honest complaint to God"
+# a theme named for anger: the anger need ("anger and the desire for revenge") and every topic or entry whose name holds
+# a word of the anger family (analyze.COMPLAINT's own words: anger at people, or God's wrath)
+ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
+
+
+def stance(analysis: Analysis, confession: bool = True, complaint: bool = True) -> str | None:
+    """The need the reader's stance names (the guilt need for a confession, lament for a complaint to God), None for
+    neither; a sentence that is both reads as the confession (its rule came first)."""
+    if confession and analysis.confesses:
+        return WRONGDOER
+    return LAMENT if complaint and analysis.complains else None
+
+
+def left_out(themes: ThemeIndex, need: str) -> set[int]:
+    """The themes routing leaves out for a stance: the needs for the wronged, or the themes named for anger."""
+    if need == WRONGDOER:
+        return {themes.keys.index(k) for k in WRONGED if k in themes.keys}
+    return {i for i, name in enumerate(themes.names) if ANGER_NAME.search(name.lower())}
+
+
+def as_told(themes: ThemeIndex, need: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()
+            ) -> tuple[np.ndarray, frozenset[str]]:
+    """The routing rows with the stance's need's nearest cue added (route.with_cue), and the split keys routing leaves
+    out with the stance's left-out themes added."""
+    out = exclude | {themes.split_keys[i] for i in left_out(themes, need)}
+    return with_cue(themes, need, vecs, exclude), out
 
 
 def as_doer(themes: ThemeIndex, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> tuple[np.ndarray, frozenset[str]]:
-    """The routing rows with the guilt need's nearest cue added (route.with_cue), and the split keys routing leaves out
-    with the wronged needs added."""
-    out = exclude | {themes.split_keys[themes.keys.index(k)] for k in WRONGED if k in themes.keys}
-    return with_cue(themes, WRONGDOER, vecs, exclude), out
+    """`as_told` for the reader who did the wrong."""
+    return as_told(themes, WRONGDOER, vecs, exclude)
 
 
 def as_stated(analysis: Analysis) -> Analysis:
-    """A confession counts as one distress word: its guilt is stated by its act ("I stole money from my employer")."""
-    return one_more_distress(analysis) if analysis.confesses else analysis
+    """A stance counts as one distress word: its need is stated by its words ("I stole money from my employer")."""
+    return one_more_distress(analysis) if analysis.confesses or analysis.complains else analysis
 
 
-def slot_needs(themes: ThemeIndex, stated: list[int], routed: Sequence[Routed], doer: bool) -> list[int]:
-    """The needs that hold a top slot (stage 9): the clauses' needs (`stated`), and for a reader who did the wrong its
-    situation (those needs, else the best routed theme that is not guilt) and guilt."""
-    if not doer or WRONGDOER not in themes.keys:
+def slot_needs(themes: ThemeIndex, stated: list[int], routed: Sequence[Routed], need: str | None) -> list[int]:
+    """The needs that hold a top slot (stage 9): the clauses' needs (`stated`), and for a stance its situation (those
+    needs, else the best routed theme that is not the stance's need) and the stance's need."""
+    if need is None or need not in themes.keys:
         return stated
-    guilt = themes.keys.index(WRONGDOER)
-    first = stated or [r.theme for r in routed if r.theme != guilt][:1]
-    return list(dict.fromkeys([*first, guilt]))
+    own = themes.keys.index(need)
+    first = stated or [r.theme for r in routed if r.theme != own][:1]
+    return list(dict.fromkeys([*first, own]))
