@@ -192,9 +192,9 @@ def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_a
 
 
 def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt():
-    """perspective.as_doer: the needs for the wronged leave the routing and the guilt need's nearest cue joins it as a
+    """perspective.as_told for a confession: the needs for the wronged leave the routing and the guilt need's nearest cue joins it as a
     row; slot_needs gives guilt a top slot beside the situation. A need left out (training) is not added back."""
-    from citebible_pipeline.query.perspective import WRONGDOER, as_doer, as_stated, slot_needs
+    from citebible_pipeline.query.perspective import WRONGDOER, as_stated, as_told, slot_needs
 
     keys = ["pastoral:betrayal", "pastoral:forgiving", WRONGDOER, "topic:adultery"]
     one = (np.array([1]), np.array([1]), np.ones(1))
@@ -204,13 +204,13 @@ def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt(
                      passages=[one] * 4, specificity=[np.ones(1)] * 4)
     sentence = np.array([[0.98, 0.2, 0.0]], np.float32)  # "I cheated on my wife": nearest "my partner cheated on me"
     assert route(idx, sentence, pastoral=True)[0].theme == 0
-    rows, exclude = as_doer(idx, sentence)
+    rows, exclude = as_told(idx, WRONGDOER, sentence)
     assert rows.shape == (2, 3) and np.allclose(rows[1], cues[3])  # guilt's cue nearest the sentence
     assert exclude == {"pastoral:betrayal", "pastoral:forgiving"}
     routed = route(idx, rows, pastoral=True, exclude=exclude)
     assert {r.theme for r in routed} == {2, 3}
     assert slot_needs(idx, [], routed, WRONGDOER) == [3, 2] and slot_needs(idx, [], routed, None) == []
-    assert as_doer(idx, sentence, frozenset({WRONGDOER}))[0] is sentence
+    assert as_told(idx, WRONGDOER, sentence, frozenset({WRONGDOER}))[0] is sentence
     a = analyze(validate("I stole from my grandmother"))
     assert a.confesses and not a.pastoral and as_stated(a).pastoral  # a confession states its guilt by its act
 

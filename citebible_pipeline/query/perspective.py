@@ -58,11 +58,6 @@ def as_told(themes: ThemeIndex, need: str, vecs: np.ndarray, exclude: frozenset[
     return with_cue(themes, need, vecs, exclude), out
 
 
-def as_doer(themes: ThemeIndex, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> tuple[np.ndarray, frozenset[str]]:
-    """`as_told` for the reader who did the wrong."""
-    return as_told(themes, WRONGDOER, vecs, exclude)
-
-
 def as_stated(analysis: Analysis) -> Analysis:
     """A stance counts as one distress word: its need is stated by its words ("I stole money from my employer")."""
     return one_more_distress(analysis) if analysis.confesses or analysis.complains else analysis
