@@ -352,6 +352,11 @@ def test_genre_boost_is_soft_and_only_when_asked():
     a, b = Candidate(1, 1, "verse", 1.0), Candidate(2, 2, "verse", 0.9, prior=1.0)
     out = final_scores([a, b], use_prior=True, genre_boosts=None, testament=None, testament_of=lambda _: "OT")
     assert out[0].start == 2  # the prior lifts the voted passage
+    # passages the boost leaves equal keep the order they came in (the reranker's), not canonical order (rule T)
+    later, earlier = Candidate(19023001, 19023001, "verse", 1.0), Candidate(13001001, 13001001, "verse", 1.0)
+    later.genre = earlier.genre = "psalm"
+    out = final_scores([later, earlier], use_prior=False, genre_boosts={"psalm": 1.3}, testament=None, testament_of=lambda _: "OT")
+    assert [c.start for c in out] == [19023001, 13001001] and out[0].score == out[1].score
 
 
 def test_learned_genre_weights_are_the_needs_lift_over_the_other_themes():
@@ -659,9 +664,10 @@ def test_on_pastoral_intent_the_learned_order_is_blended_with_the_order_it_was_g
     assert [c.start - PS23 for c in learned] == [5, 4, 3, 2, 1] and was_learned  # a study query: the model's order
     assert [c.start - PS23 for c in apply(Reverse(), query(True), pool(), None, blend=False)[0]] == [5, 4, 3, 2, 1]
     blended, _ = apply(Reverse(), query(True), pool(), None, k=60)
-    # reciprocal rank of both orders: each order's first ties with the other's (the earlier verse leads), the middle,
-    # never near the top of either, comes last
-    assert [c.start - PS23 for c in blended] == [1, 5, 2, 4, 3]
+    # reciprocal rank of both orders: each order's first ties with the other's and the tie keeps the learned order
+    # (rule T: not the earlier verse, canonical position says nothing of the reader); the middle, never near the top
+    # of either, comes last
+    assert [c.start - PS23 for c in blended] == [5, 1, 4, 2, 3]
     assert blended[0].score == 1.0 and all(0 < c.score <= 1 for c in blended)
     assert apply(None, query(True), pool(), None)[1] is False  # no reranker: the order it was given, not learned
 

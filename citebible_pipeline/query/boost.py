@@ -50,7 +50,7 @@ def final_scores(cands: Sequence[Candidate], *, use_prior: bool, genre_boosts: M
         if testament and testament_of(c.start) == testament:
             s *= TUNING.testament_boost
         c.score = s
-    return sorted(cands, key=lambda c: (-c.score, c.start))
+    return sorted(cands, key=lambda c: -c.score)  # stable: passages left equal keep the order they came in (rule T)
 
 
 def served(cands: list[Candidate], o: SearchOptions, data, *, learned: bool, pastoral: bool,

@@ -72,7 +72,9 @@ def apply(reranker: Reranker | None, query: RerankQuery, cands: list[Candidate],
     top = max(fused.values())
     for c in out:
         c.score = fused[id(c)] / top
-    return sorted(out, key=lambda c: (-c.score, c.start)), True
+    # the sum is symmetric (learned 1st + given 6th = learned 6th + given 1st): a tie keeps the learned order, since
+    # canonical position says nothing of the reader (rule T, README)
+    return sorted(out, key=lambda c: -c.score), True
 
 
 class FeatureReranker(Reranker):
