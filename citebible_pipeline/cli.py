@@ -71,15 +71,23 @@ def _seeds(args: argparse.Namespace) -> int:
     from citebible_pipeline.gold.evaluate import format_table
     from citebible_pipeline.query import Engine
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import seed_answers, seed_models, seed_rows
+    from citebible_pipeline.rerank.seeds import seed_answers, seed_models, seed_rows, serving_options
     from citebible_pipeline.summary import SAMPLE_QUERY
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
+    try:
+        served = serving_options(args.serve) if args.serve else None
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     engine = Engine(llm=None, reranker=None)
     with connect() as conn:
         models = seed_models(engine, conn, args.seeds, RerankConfig(), args.topics,
                              progress=lambda m: print(m, file=sys.stderr))
-        rows = seed_rows(RetrievalContext(conn, engine.embedder), engine, models, args.limit)
+        ctx = RetrievalContext(conn, engine.embedder)
+        rows = seed_rows(ctx, engine, models, args.limit)
+        if served is not None:  # the same models read again with the serving options: the difference is theirs alone
+            rows += seed_rows(ctx, engine, models, args.limit, options=served, label=" " + " ".join(args.serve))
     print(format_table(rows))
     text = args.ask or SAMPLE_QUERY
     print(f"\n{text}")
@@ -141,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     sd.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14], help="LightGBM and query-order seeds")
     sd.add_argument("--limit", type=int, default=300, help="at most this many queries per set")
     sd.add_argument("--topics", type=int, default=0, help="training topics drawn per seed (0: every one, as the asset)")
+    sd.add_argument("--serve", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="also read the same models with these search options (e.g. complaint=true): a change that "
+                    "trains nothing, judged without retraining")
     sd.add_argument("--ask", default=None, help="also print each seed's top 5 for this sentence (default: the sample query)")
     sd.set_defaults(func=_seeds)
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')

@@ -318,7 +318,7 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     per set is the seeds' mean of each measure."""
     from citebible_pipeline.bible.references import parse_reference
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import mean_row, seed_answers, seed_models, seed_rows
+    from citebible_pipeline.rerank.seeds import mean_row, seed_answers, seed_models, seed_rows, serving_options
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     sets = ("dev_sentences", "heldout_topics")
@@ -327,8 +327,15 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
             seed_models(engine, conn, (3, 3), RerankConfig())
         before = active_id(conn, "features")
         models = seed_models(engine, conn, (3, 4), RerankConfig(), topics=60, progress=lambda _m: None)
-        rows = seed_rows(RetrievalContext(conn, engine.embedder), engine, models, limit=12, query_sets=sets)
+        ctx = RetrievalContext(conn, engine.embedder)
+        rows = seed_rows(ctx, engine, models, limit=12, query_sets=sets)
+        # the same models read again under serving options (`--serve`): an option already at its default reads alike, so
+        # any difference a serving option makes is its own, not the read's
+        again = seed_rows(ctx, engine, models, limit=12, query_sets=sets, options=serving_options(["diversify=false"]),
+                          label=" diversify=false")
         assert active_id(conn, "features") == before  # nothing stored, nothing activated
+    assert [r.variant for r in again] == [r.variant + " diversify=false" for r in rows]
+    assert [(r.ndcg_10, r.hit_5, r.top_passage_share) for r in again] == [(r.ndcg_10, r.hit_5, r.top_passage_share) for r in rows]
     assert sorted(models) == [3, 4]
     assert [b.model_to_string() for b in models[3].boosters] != [b.model_to_string() for b in models[4].boosters]
     assert [(r.query_set, r.variant) for r in rows] == [(qs, v) for qs in sets for v in ("seed 3", "seed 4")] + [
@@ -345,3 +352,16 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     answers = seed_answers(engine, models, "My mother is dying and I'm angry at God")
     assert sorted(answers) == [3, 4] and all(len(refs) == 5 for refs in answers.values())
     assert all(parse_reference(ref) for refs in answers.values() for ref in refs)  # real, addressable passages
+
+
+def test_serving_options_read_key_value_pairs_over_the_served_defaults_and_name_what_they_refuse():
+    """`citebible seeds --serve`: values read as JSON where they parse, else as text; a key that is not a search option,
+    a pair without "=", or a value the option refuses is a ValueError naming it (the CLI prints it and exits 2)."""
+    from citebible_pipeline.rerank.seeds import serving_options
+
+    o = serving_options(["complaint=true", "need_order=weight", "pool=40"])
+    assert o.complaint is True and o.need_order == "weight" and o.pool == 40 and o.blend  # the rest stay served defaults
+    for bad, named in ((["nope=1"], "'nope=1'"), (["complaint"], "'complaint'"), (["need_order=zzz"], "need_order"),
+                       (["pool=abc"], "pool")):
+        with pytest.raises(ValueError, match=named):
+            serving_options(bad)

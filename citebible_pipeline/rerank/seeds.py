@@ -1,21 +1,26 @@
 """The reranker retrained in memory under several seeds, as `reranker_model` trains it, each model read on the dev
 sentences and both held-out sets (`citebible seeds`). One build's figures move with its seed: the default's top share
 read 0.090 to 0.112 over eight seeds and its dev hit@5 0.667 to 0.700 (README, "Twenty-seventh step"), so a change to
-the ranking is judged on the seeds' mean (rule D), not on one build. Nothing is stored."""
+the ranking is judged on the seeds' mean (rule D), not on one build. A change that trains nothing (a serving option,
+`--serve key=value`) is read on the same models with and without it, so every difference is its own (README,
+"Thirty-third step"). Nothing is stored."""
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import psycopg
+from pydantic import ValidationError
 
 from citebible_pipeline.bible.references import format_range
 from citebible_pipeline.gold.access import heldout_texts
 from citebible_pipeline.gold.evaluate import METRICS, EvalRow, evaluate
 from citebible_pipeline.query.engine import Engine
+from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.rerank import FeatureReranker
 from citebible_pipeline.rerank.pools import collect, training_queries
 from citebible_pipeline.rerank.train import FitSettings, feature_reranker, fit, split
@@ -47,13 +52,35 @@ def seed_models(engine: Engine, conn: psycopg.Connection, seeds: Sequence[int], 
 
 
 def seed_rows(ctx: RetrievalContext, engine: Engine, models: dict[int, FeatureReranker], limit: int | None = None,
-              query_sets: Sequence[str] = SETS) -> list[EvalRow]:
-    """`full` under each seed's model (`seed <n>`), then each set's mean over the seeds (`mean`)."""
-    rows = evaluate(ctx, {f"seed {s}": variant(engine, FULL, m) for s, m in models.items()}, query_sets, limit=limit)
-    return rows + [mean_row([r for r in rows if r.query_set == qs]) for qs in query_sets]
+              query_sets: Sequence[str] = SETS, options: SearchOptions = FULL, label: str = "") -> list[EvalRow]:
+    """`full` (or `options`) under each seed's model (`seed <n><label>`), then each set's mean over the seeds
+    (`mean<label>`)."""
+    rows = evaluate(ctx, {f"seed {s}{label}": variant(engine, options, m) for s, m in models.items()}, query_sets, limit=limit)
+    return rows + [mean_row([r for r in rows if r.query_set == qs], f"mean{label}") for qs in query_sets]
 
 
-def mean_row(rows: Sequence[EvalRow]) -> EvalRow:
+def serving_options(pairs: Sequence[str]) -> SearchOptions:
+    """`key=value` pairs over the served defaults (`citebible seeds --serve`); a value reads as JSON where it parses
+    (true, 0.5, "cosine"), else as text. A pair that is not a search option, or a value it refuses, is a ValueError
+    naming it."""
+    update = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in SearchOptions.model_fields:
+            raise ValueError(f"--serve {pair!r}: expected key=value with key a search option "
+                             f"({', '.join(sorted(SearchOptions.model_fields))})")
+        try:
+            update[key] = json.loads(value)
+        except json.JSONDecodeError:
+            update[key] = value
+    try:
+        return SearchOptions.model_validate({**FULL.model_dump(), **update})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"--serve {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+
+
+def mean_row(rows: Sequence[EvalRow], name: str = "mean") -> EvalRow:
     """The mean of each measure over the seeds' rows of one query set (a measure none of them has stays None)."""
     if not rows or len({r.query_set for r in rows}) != 1:
         raise ValueError("mean_row reads the rows of one query set")
@@ -61,7 +88,7 @@ def mean_row(rows: Sequence[EvalRow]) -> EvalRow:
     for f in (*METRICS, "seconds"):
         values = [getattr(r, f) for r in rows if getattr(r, f) is not None]
         means[f] = round(statistics.fmean(values), 4) if values else None
-    return replace(rows[0], variant="mean", **means)
+    return replace(rows[0], variant=name, **means)
 
 
 def seed_answers(engine: Engine, models: dict[int, FeatureReranker], text: str, k: int = 5) -> dict[int, list[str]]:
