@@ -166,7 +166,8 @@ def test_anger_at_god_is_a_complaint_to_god_not_anger_at_people(text, complains)
 def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_anger():
     """perspective (rule L): the themes named for anger leave the routing, the lament need's nearest cue joins it and
     lament holds a top slot; a stance needs its need in the index; a confession is read before a complaint."""
-    from citebible_pipeline.query.perspective import LAMENT, WRONGDOER, as_stated, as_told, slot_needs, stance
+    from citebible_pipeline.query.analyze import one_more_distress
+    from citebible_pipeline.query.perspective import LAMENT, WRONGDOER, as_told, slot_needs, stance
 
     keys = ["topic:be angry and sin not", "pastoral:anger", LAMENT, "topic:mothers"]
     names = ["be angry and sin not", "anger and the desire for revenge", "lament and honest complaint to God", "mothers"]
@@ -188,13 +189,14 @@ def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_a
     both = analyze(validate("I lied to my wife and I'm angry at God"))
     assert stance(both) == WRONGDOER and stance(both, confession=False) == LAMENT
     blame = analyze(validate("I blame God for what happened"))
-    assert blame.complains and not blame.pastoral and as_stated(blame).pastoral  # the complaint states its distress
+    assert blame.complains and not blame.pastoral and one_more_distress(blame).pastoral  # the complaint states its distress
 
 
 def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt():
     """perspective.as_told for a confession: the needs for the wronged leave the routing and the guilt need's nearest cue joins it as a
     row; slot_needs gives guilt a top slot beside the situation. A need left out (training) is not added back."""
-    from citebible_pipeline.query.perspective import WRONGDOER, as_stated, as_told, slot_needs
+    from citebible_pipeline.query.analyze import one_more_distress
+    from citebible_pipeline.query.perspective import WRONGDOER, as_told, slot_needs
 
     keys = ["pastoral:betrayal", "pastoral:forgiving", WRONGDOER, "topic:adultery"]
     one = (np.array([1]), np.array([1]), np.ones(1))
@@ -212,7 +214,7 @@ def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt(
     assert slot_needs(idx, [], routed, WRONGDOER) == [3, 2] and slot_needs(idx, [], routed, None) == []
     assert as_told(idx, WRONGDOER, sentence, frozenset({WRONGDOER}))[0] is sentence
     a = analyze(validate("I stole from my grandmother"))
-    assert a.confesses and not a.pastoral and as_stated(a).pastoral  # a confession states its guilt by its act
+    assert a.confesses and not a.pastoral and one_more_distress(a).pastoral  # a confession states its guilt by its act
 
 
 def test_half_its_verses_make_a_candidate_serve_a_need():

@@ -19,7 +19,7 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
 from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, evidence, labels as expansion, lists, persons, perspective
-from citebible_pipeline.query.analyze import analyze, validate, with_need
+from citebible_pipeline.query.analyze import analyze, one_more_distress, validate, with_need
 from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
@@ -166,8 +166,8 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
-        told = perspective.stance(analysis, o.confession, o.complaint)  # did the wrong, or angry at God (query/perspective.py)
-        analysis, (vecs, rx) = (perspective.as_stated(analysis), perspective.as_told(themes, told, vecs, exclude)) if told else (analysis, (vecs, exclude))
+        told = perspective.stance(analysis, o.confession, o.complaint)  # did the wrong, or angry at God: one more distress word
+        analysis, (vecs, rx) = (one_more_distress(analysis), perspective.as_told(themes, told, vecs, exclude)) if told else (analysis, (vecs, exclude))
         ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
         routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or told else routed
         names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None

@@ -12,7 +12,8 @@ the Bible's lament (Job 3, Psalm 88, Jeremiah 20): the themes named for anger ar
 
 Either way the stance's need has its cue nearest the sentence as a routing row of its own, as a clause stating that
 need would (crisis.with_need does the same for despair), and a need slot beside the sentence's situation (stage 9), and
-the stance counts as one distress word: it states its need by its words ("I blame God", "I stole from my employer")."""
+the stance counts as one distress word (`analyze.one_more_distress`, the engine): it states its need by its words
+("I blame God", "I stole from my employer")."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from citebible_pipeline.query.analyze import one_more_distress
 from citebible_pipeline.query.models import Analysis
 from citebible_pipeline.query.route import Routed, ThemeIndex, with_cue
 
@@ -56,11 +56,6 @@ def as_told(themes: ThemeIndex, need: str, vecs: np.ndarray, exclude: frozenset[
     out with the stance's left-out themes added."""
     out = exclude | {themes.split_keys[i] for i in left_out(themes, need)}
     return with_cue(themes, need, vecs, exclude), out
-
-
-def as_stated(analysis: Analysis) -> Analysis:
-    """A stance counts as one distress word: its need is stated by its words ("I stole money from my employer")."""
-    return one_more_distress(analysis) if analysis.confesses or analysis.complains else analysis
 
 
 def slot_needs(themes: ThemeIndex, stated: list[int], routed: Sequence[Routed], need: str | None) -> list[int]:
