@@ -71,23 +71,27 @@ def _seeds(args: argparse.Namespace) -> int:
     from citebible_pipeline.gold.evaluate import format_table
     from citebible_pipeline.query import Engine
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import seed_answers, seed_models, seed_rows, serving_options
+    from citebible_pipeline.rerank.seeds import seed_answers, seed_model_sets, seed_rows, serving_options, training_settings
     from citebible_pipeline.summary import SAMPLE_QUERY
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     try:
         served = serving_options(args.serve) if args.serve else None
+        trained = training_settings(args.train) if args.train else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     engine = Engine(llm=None, reranker=None)
+    arms = {"": RerankConfig(), **({" " + " ".join(args.train): trained} if trained is not None else {})}
     with connect() as conn:
-        models = seed_models(engine, conn, args.seeds, RerankConfig(), args.topics,
-                             progress=lambda m: print(m, file=sys.stderr))
+        sets = seed_model_sets(engine, conn, args.seeds, arms, args.topics, progress=lambda m: print(m, file=sys.stderr))
+        models = sets[""]
         ctx = RetrievalContext(conn, engine.embedder)
         rows = seed_rows(ctx, engine, models, args.limit)
         if served is not None:  # the same models read again with the serving options: the difference is theirs alone
             rows += seed_rows(ctx, engine, models, args.limit, options=served, label=" " + " ".join(args.serve))
+        for name, other in list(sets.items())[1:]:  # fit on the same pools: the difference is the settings' alone
+            rows += seed_rows(ctx, engine, other, args.limit, label=name)
     print(format_table(rows))
     text = args.ask or SAMPLE_QUERY
     print(f"\n{text}")
@@ -152,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     sd.add_argument("--serve", nargs="+", default=[], metavar="KEY=VALUE",
                     help="also read the same models with these search options (e.g. complaint=true): a change that "
                     "trains nothing, judged without retraining")
+    sd.add_argument("--train", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="also fit each seed with these training settings on the same pools (e.g. debias_cap=64, "
+                    "label_gain=[0,1,2,3]): a change to how the pools are fit, judged apart from the pools")
     sd.add_argument("--ask", default=None, help="also print each seed's top 5 for this sentence (default: the sample query)")
     sd.set_defaults(func=_seeds)
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')

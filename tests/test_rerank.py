@@ -318,7 +318,8 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     per set is the seeds' mean of each measure."""
     from citebible_pipeline.bible.references import parse_reference
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import mean_row, seed_answers, seed_models, seed_rows, serving_options
+    from citebible_pipeline.rerank.seeds import (mean_row, seed_answers, seed_model_sets, seed_models, seed_rows,
+                                                 serving_options, training_settings)
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     sets = ("dev_sentences", "heldout_topics")
@@ -326,7 +327,12 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
         with pytest.raises(ValueError, match="distinct"):
             seed_models(engine, conn, (3, 3), RerankConfig())
         before = active_id(conn, "features")
-        models = seed_models(engine, conn, (3, 4), RerankConfig(), topics=60, progress=lambda _m: None)
+        # training arms fit on the same pools (`--train`): one at the defaults reproduces the default to the bit, so any
+        # difference a training setting makes is its own; linear gains fit another model
+        arms = seed_model_sets(engine, conn, (3, 4), {"": RerankConfig(), " same": training_settings(["debias_cap=32"]),
+                                                      " linear": training_settings(["label_gain=[0,1,2,3]"])},
+                               topics=60, progress=lambda _m: None)
+        models = arms[""]
         ctx = RetrievalContext(conn, engine.embedder)
         rows = seed_rows(ctx, engine, models, limit=12, query_sets=sets)
         # the same models read again under serving options (`--serve`): an option already at its default reads alike, so
@@ -337,7 +343,10 @@ def test_seeds_retrain_one_model_per_seed_in_memory_and_read_their_mean(full_db,
     assert [r.variant for r in again] == [r.variant + " diversify=false" for r in rows]
     assert [(r.ndcg_10, r.hit_5, r.top_passage_share) for r in again] == [(r.ndcg_10, r.hit_5, r.top_passage_share) for r in rows]
     assert sorted(models) == [3, 4]
-    assert [b.model_to_string() for b in models[3].boosters] != [b.model_to_string() for b in models[4].boosters]
+    text = {(arm, s): [b.model_to_string() for b in m.boosters] for arm, ms in arms.items() for s, m in ms.items()}
+    assert text[("", 3)] != text[("", 4)]
+    assert all(text[(" same", s)] == text[("", s)] for s in (3, 4))
+    assert any(text[(" linear", s)] != text[("", s)] for s in (3, 4))
     assert [(r.query_set, r.variant) for r in rows] == [(qs, v) for qs in sets for v in ("seed 3", "seed 4")] + [
         (qs, "mean") for qs in sets]
     for qs in sets:
@@ -365,3 +374,17 @@ def test_serving_options_read_key_value_pairs_over_the_served_defaults_and_name_
                        (["pool=abc"], "pool")):
         with pytest.raises(ValueError, match=named):
             serving_options(bad)
+
+
+def test_training_settings_read_key_value_pairs_over_the_training_defaults_and_name_what_they_refuse():
+    """`citebible seeds --train`: only the settings that change how recorded pools are fit; a setting that changes the
+    pools (topics, composites) or the seed, a pair without "=", or a value refused is a ValueError naming it."""
+    from citebible_pipeline.rerank.seeds import training_settings
+
+    c = training_settings(["label_gain=[0,1,2,3]", "debias_cap=64", "chapter_label_share=true"])
+    assert c.label_gain == [0, 1, 2, 3] and c.debias_cap == 64 and c.chapter_label_share and c.pastoral_weight == 5
+    for bad, named in ((["seed=3"], "'seed=3'"), (["composites=3"], "'composites=3'"), (["debias_cap"], "'debias_cap'"),
+                       (["ensemble=two"], "ensemble"), (["label_gain=[0,1,2]"], "label_gain"),
+                       (["label_gain=[0,-1,2,3]"], "label_gain")):
+        with pytest.raises(ValueError, match=named):
+            training_settings(bad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import psycopg
@@ -23,7 +23,8 @@ from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.models import SearchOptions
 from citebible_pipeline.query.rerank import FeatureReranker
 from citebible_pipeline.rerank.pools import collect, training_queries
-from citebible_pipeline.rerank.train import FitSettings, feature_reranker, fit, split
+from citebible_pipeline.rerank.assets import RerankConfig
+from citebible_pipeline.rerank.train import FitSettings, check_label_gain, feature_reranker, fit, split
 from citebible_pipeline.retrieval.baselines import RetrievalContext
 from citebible_pipeline.retrieval.pipeline import FULL, variant
 
@@ -36,19 +37,28 @@ def seed_models(engine: Engine, conn: psycopg.Connection, seeds: Sequence[int], 
     """One model per seed. Each seed draws its training queries as the asset does (with `topics` 0 every seed draws the
     same queries in its own order); the pools of all the draws are collected once, since a pool does not depend on
     the seed."""
+    return seed_model_sets(engine, conn, seeds, {"": settings}, topics, progress)[""]
+
+
+def seed_model_sets(engine: Engine, conn: psycopg.Connection, seeds: Sequence[int], arms: Mapping[str, FitSettings],
+                    topics: int = 0, progress: Callable[[str], None] = log.info) -> dict[str, dict[int, FeatureReranker]]:
+    """One model per seed for each named training arm, every arm fit on the same pools (collected once): two arms'
+    figures differ by their settings alone, and an arm at the defaults reproduces the default to the bit (`citebible
+    seeds --train`, README "Thirty-fourth step")."""
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {list(seeds)}")
     heldout = heldout_texts(conn)
     drawn = {s: training_queries(engine, heldout, topics or 1_000_000, s)[0] for s in seeds}
     every = list({q.text: q for s in seeds for q in drawn[s]}.values())
     pools = {p.query.text: p for p in collect(engine, every, progress=progress)}
-    models = {}
+    out: dict[str, dict[int, FeatureReranker]] = {name: {} for name in arms}
     for s in seeds:
         train, valid = split([pools[q.text] for q in drawn[s]])
-        text, info, _, _ = fit(train, valid, s, settings)
-        progress(f"seed {s}: {info['train_queries']} training queries, {info['rounds']} rounds")
-        models[s] = feature_reranker(engine, text)
-    return models
+        for name, settings in arms.items():
+            text, info, _, _ = fit(train, valid, s, settings)
+            progress(f"seed {s}{name}: {info['train_queries']} training queries, {info['rounds']} rounds")
+            out[name][s] = feature_reranker(engine, text)
+    return out
 
 
 def seed_rows(ctx: RetrievalContext, engine: Engine, models: dict[int, FeatureReranker], limit: int | None = None,
@@ -78,6 +88,32 @@ def serving_options(pairs: Sequence[str]) -> SearchOptions:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ValueError(f"--serve {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+
+
+def training_settings(pairs: Sequence[str]) -> RerankConfig:
+    """`key=value` pairs over the asset's training defaults (`citebible seeds --train`), for the settings that change
+    how recorded pools are fit (FitSettings), values read as `serving_options` reads them; anything else is a
+    ValueError naming it."""
+    fields = sorted(FitSettings.__annotations__)
+    update = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in fields:
+            raise ValueError(f"--train {pair!r}: expected key=value with key a training setting ({', '.join(fields)})")
+        try:
+            update[key] = json.loads(value)
+        except json.JSONDecodeError:
+            update[key] = value
+    try:
+        config = RerankConfig(**update)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"--train {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    try:
+        check_label_gain(config.label_gain)
+    except ValueError as exc:
+        raise ValueError(f"--train {exc}") from exc
+    return config
 
 
 def mean_row(rows: Sequence[EvalRow], name: str = "mean") -> EvalRow:

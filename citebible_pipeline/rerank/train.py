@@ -142,13 +142,20 @@ def _dataset(pools: Sequence[Pool]):
     return lgb.Dataset(X, y, group=[len(p.labels) for p in use], feature_name=list(FEATURES), free_raw_data=False), len(use)
 
 
+def check_label_gain(label_gain: Sequence[float] | None) -> None:
+    if label_gain is not None and (len(label_gain) != 4 or any(g < 0 for g in label_gain)):
+        raise ValueError(f"label_gain gives each grade 0-3 a gain of 0 or more (4 values), got {list(label_gain)}")
+
+
 def train_features(train: Sequence[Pool], valid: Sequence[Pool], seed: int, rounds: int = 400,
-                   patience: int = 40) -> tuple[str, dict]:
-    """LightGBM lambdarank, early-stopped on the validation pools; same pools and seed, same model."""
+                   patience: int = 40, label_gain: Sequence[float] | None = None) -> tuple[str, dict]:
+    """LightGBM lambdarank, early-stopped on the validation pools; same pools and seed, same model. `label_gain`: the
+    gain of each grade (None: LightGBM's 2^grade - 1)."""
     import lightgbm as lgb
 
+    check_label_gain(label_gain)
     dtrain, n_train = _dataset(train)
-    params = {**LGB_PARAMS, "seed": seed}
+    params = {**LGB_PARAMS, "seed": seed, **({"label_gain": list(label_gain)} if label_gain is not None else {})}
     callbacks, valid_sets = [], []
     if valid:
         dvalid, _ = _dataset(valid)
@@ -162,11 +169,11 @@ def train_features(train: Sequence[Pool], valid: Sequence[Pool], seed: int, roun
     return booster.model_to_string(num_iteration=booster.best_iteration or None), info
 
 
-def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, members: int = 1, rounds: int = 400
-                   ) -> tuple[str, dict]:
+def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, members: int = 1, rounds: int = 400,
+                   label_gain: Sequence[float] | None = None) -> tuple[str, dict]:
     """`members` boosters on the same pools, seeds seed..seed+members-1 (bagging over LightGBM's own row and feature
     sampling), stored as one text that FeatureReranker scores by their mean; one member is `train_features`."""
-    texts, infos = zip(*(train_features(train, valid, seed + i, rounds) for i in range(max(1, members))))
+    texts, infos = zip(*(train_features(train, valid, seed + i, rounds, label_gain=label_gain) for i in range(max(1, members))))
     if len(texts) == 1:
         return texts[0], infos[0]
     gain: dict[str, float] = {}
@@ -188,6 +195,7 @@ class FitSettings(Protocol):
     chapter_grade_drop: int
     chapter_label_share: bool
     ensemble: int
+    label_gain: list[float] | None
 
 
 def fit(train: Sequence[Pool], valid: Sequence[Pool], seed: int, settings: FitSettings
@@ -200,7 +208,7 @@ def fit(train: Sequence[Pool], valid: Sequence[Pool], seed: int, settings: FitSe
     train, valid = labelled[: len(train)], labelled[len(train):]
     repeats = pastoral_repeats(train, settings.pastoral_weight)  # in the info: the asset logs it where its run shows
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
-    text, info = train_ensemble(weighted, valid, seed, settings.ensemble)
+    text, info = train_ensemble(weighted, valid, seed, settings.ensemble, label_gain=settings.label_gain)
     return text, {**info, "pastoral_repeats": repeats}, train, valid
 
 
