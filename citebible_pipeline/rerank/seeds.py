@@ -69,46 +69,44 @@ def seed_rows(ctx: RetrievalContext, engine: Engine, models: dict[int, FeatureRe
     return rows + [mean_row([r for r in rows if r.query_set == qs], f"mean{label}") for qs in query_sets]
 
 
-def serving_options(pairs: Sequence[str]) -> SearchOptions:
-    """`key=value` pairs over the served defaults (`citebible seeds --serve`); a value reads as JSON where it parses
-    (true, 0.5, "cosine"), else as text. A pair that is not a search option, or a value it refuses, is a ValueError
-    naming it."""
-    update = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or key not in SearchOptions.model_fields:
-            raise ValueError(f"--serve {pair!r}: expected key=value with key a search option "
-                             f"({', '.join(sorted(SearchOptions.model_fields))})")
-        try:
-            update[key] = json.loads(value)
-        except json.JSONDecodeError:
-            update[key] = value
-    try:
-        return SearchOptions.model_validate({**FULL.model_dump(), **update})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ValueError(f"--serve {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-
-
-def training_settings(pairs: Sequence[str]) -> RerankConfig:
-    """`key=value` pairs over the asset's training defaults (`citebible seeds --train`), for the settings that change
-    how recorded pools are fit (FitSettings), values read as `serving_options` reads them; anything else is a
-    ValueError naming it."""
-    fields = sorted(FitSettings.__annotations__)
+def _pairs(flag: str, pairs: Sequence[str], fields: Sequence[str], what: str) -> dict:
+    """`key=value` pairs, a value read as JSON where it parses (true, 0.5, [0,1,2,3]), else as text; a key not in
+    `fields`, or a pair without "=", is a ValueError naming it."""
     update = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or key not in fields:
-            raise ValueError(f"--train {pair!r}: expected key=value with key a training setting ({', '.join(fields)})")
+            raise ValueError(f"{flag} {pair!r}: expected key=value with key {what} ({', '.join(sorted(fields))})")
         try:
             update[key] = json.loads(value)
         except json.JSONDecodeError:
             update[key] = value
+    return update
+
+
+def _refused(flag: str, exc: ValidationError) -> ValueError:
+    first = exc.errors()[0]
+    return ValueError(f"{flag} {'.'.join(map(str, first['loc']))}: {first['msg']}")
+
+
+def serving_options(pairs: Sequence[str]) -> SearchOptions:
+    """`key=value` pairs over the served defaults (`citebible seeds --serve`). A pair that is not a search option, or a
+    value it refuses, is a ValueError naming it."""
+    update = _pairs("--serve", pairs, list(SearchOptions.model_fields), "a search option")
+    try:
+        return SearchOptions.model_validate({**FULL.model_dump(), **update})
+    except ValidationError as exc:
+        raise _refused("--serve", exc) from exc
+
+
+def training_settings(pairs: Sequence[str]) -> RerankConfig:
+    """`key=value` pairs over the asset's training defaults (`citebible seeds --train`), for the settings that change
+    how recorded pools are fit (FitSettings); anything else, or a value refused, is a ValueError naming it."""
+    update = _pairs("--train", pairs, list(FitSettings.__annotations__), "a training setting")
     try:
         config = RerankConfig(**update)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ValueError(f"--train {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+        raise _refused("--train", exc) from exc
     try:
         check_label_gain(config.label_gain)
     except ValueError as exc:
