@@ -13,6 +13,7 @@ from dagster import (
     asset,
     asset_check,
 )
+from pydantic import field_validator
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.gold.access import heldout_texts
@@ -67,6 +68,15 @@ class RerankConfig(Config):
     # pastoral hit@5 0.632 -> 0.599 and the top share 0.101 -> 0.138: flatter gains bring the famous passages back.
     # Steeper [0, 3, 15, 63] (rule Y2): top share 0.094, but nDCG@10 0.337 and held-out topics 0.437 -> 0.430.
     label_gain: list[float] | None = None
+
+    @field_validator("label_gain")
+    @classmethod
+    def _gain_per_grade(cls, value: list[float] | None) -> list[float] | None:
+        """Refused at launch, not after minutes of pool collection."""
+        from citebible_pipeline.rerank.train import check_label_gain
+
+        check_label_gain(value)
+        return value
 
 
 class CrossEncoderConfig(Config):
