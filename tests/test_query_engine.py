@@ -92,7 +92,11 @@ def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_d
                       "/junk": [(200, b"<html>not json</html>")]}
         llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=1.0))
         r = llm_engine.search(FLAGSHIP)
-        assert [w.source for w in r.rewrites] == ["original", "llm", "llm"]  # the line citing a verse is dropped
+        sources = [w.source for w in r.rewrites]  # rule A: the phrases join the offline rewrites
+        assert sources[0] == "original" and "pastoral:grief" in sources[1:-2]
+        assert sources[-2:] == ["llm", "llm"] and sources.count("llm") == 2  # the line citing a verse is dropped
+        replaced = llm_engine.search(FLAGSHIP, llm_rewrites="replace")
+        assert [w.source for w in replaced.rewrites] == ["original", "llm", "llm"]
         assert b"My mother is dying" in srv.bodies[0] and not r.abstained and r.results
         for path in ("/down", "/slow", "/junk"):
             llm_engine.llm = LLMConfig(srv.base + path, "fake", timeout_s=1.0)
@@ -122,7 +126,7 @@ def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine
         srv.routes = {"/ok": [(200, reply)]}
         llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=5.0))
         ranked = llm_engine.rank(FLAGSHIP)
-    assert [w.source for w in ranked.rewrites][1:] == ["llm", "llm"]
+    assert [w.source for w in ranked.rewrites][-2:] == ["llm", "llm"]
     assert served(ranked.candidates) > served(without), (served(ranked.candidates), served(without))
 
 

@@ -401,6 +401,31 @@ def test_routing_reads_cues_and_leaves_out_excluded_themes():
     assert prior[(1, 1)] > prior[(3, 3)] > 0
 
 
+def test_llm_phrases_join_the_offline_rewrites_or_replace_them():
+    """Rule A (README): an LLM's need phrases join the routed themes' step-back rewrites by default; 'replace' is the
+    earlier behaviour. A failing gateway falls back to the offline rewrites either way."""
+    import json
+
+    from citebible_pipeline.query.rewrite import LLMConfig, rewrites
+    from tests.httpfixture import ScriptedServer
+
+    idx = _index()
+    routed = route(idx, np.array([0.0, 0.75, 0.0, 0.66], np.float32), pastoral=False)
+    reply = json.dumps({"choices": [{"message": {"content": "- lament\n- comfort in grief"}}]}).encode()
+    with ScriptedServer() as srv:
+        srv.routes = {"/ok": [(200, reply)], "/down": [(503, b"busy")]}
+        cfg = LLMConfig(srv.base + "/ok", "stub", timeout_s=5.0)
+        added, note = rewrites(idx, routed, "my mother died", 4, cfg)
+        assert note is None
+        assert [(rw.source, theme) for rw, theme in added] == [("original", -1), ("pastoral:grief", 0), ("topic:grief", 2),
+                                                               ("llm", -1), ("llm", -1)]
+        assert [rw.text for rw, _ in added[3:]] == ["lament", "comfort in grief"]
+        replaced, _ = rewrites(idx, routed, "my mother died", 4, cfg, mode="replace")
+        assert [rw.source for rw, _ in replaced] == ["original", "llm", "llm"]
+        offline, note = rewrites(idx, routed, "my mother died", 4, LLMConfig(srv.base + "/down", "stub", timeout_s=5.0))
+        assert [rw.source for rw, _ in offline] == ["original", "pastoral:grief", "topic:grief"] and "offline" in note
+
+
 def test_evidence_routing_lets_what_a_theme_lists_outweigh_a_shared_noun():
     """route_evidence (query/evidence.py): a topic named by the sentence's noun but listing passages far from it loses to
     a need whose passages fit the words; a theme's evidence reads only its best passages (down to depth and ties)."""

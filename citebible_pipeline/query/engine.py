@@ -176,7 +176,7 @@ class Engine:
             vecs = np.vstack([masked, vecs[len(names):]])  # each person named as "someone" (query/persons.py): routing reads the need
             routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev)
         label_text, label_q = (names[0], masked[0]) if o.person_labels and names else (clean, q)  # document expansion too
-        variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm)
+        variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm, o.llm_rewrites)
         llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
         llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(q)), np.float32)
         it = iter(llm_vecs)

@@ -58,7 +58,11 @@ class SearchOptions(BaseModel, frozen=True):
     blend: bool = Field(True, description="on pastoral intent, fuse the learned reranker's order with the fused order "
                         "(reciprocal rank): the model learned mostly from topic names and its votes' fame")
     floor: bool = Field(True, description="abstain when nothing fits")
-    max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries)")
+    max_rewrites: int = Field(4, ge=0, le=4, description="rewrites besides the original (at most 5 queries; with an LLM "
+                              "gateway, at most this many of its phrases too)")
+    llm_rewrites: Literal["add", "replace"] = Field("add", description="with an LLM gateway (CITEBIBLE_LLM_URL), its need "
+                                                    "phrases join the offline rewrites ('add', rule A, README) or take "
+                                                    "their place ('replace')")
     pool: int = Field(50, ge=10, le=200, description="candidates kept after fusion")
     labels: bool = Field(True, description="document expansion: passages met through the training-side human labels "
                          "they are listed under (OpenBible topic names, Nave's sub-entries), a fused list of their own")

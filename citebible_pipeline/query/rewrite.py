@@ -70,9 +70,11 @@ def llm_rewrites(cfg: LLMConfig, query: str, limit: int) -> list[str]:
     return phrases[:limit]
 
 
-def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int, llm: LLMConfig | None = None
-             ) -> tuple[list[tuple[Rewrite, int]], str | None]:
-    """The rewrites to search with, and a note when the LLM failed and the offline ones were used."""
+def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int, llm: LLMConfig | None = None,
+             mode: str = "add") -> tuple[list[tuple[Rewrite, int]], str | None]:
+    """The rewrites to search with, and a note when the LLM failed and the offline ones were used. `mode`
+    (SearchOptions.llm_rewrites): "add", the LLM's phrases join the offline rewrites (rule A, README); "replace", they
+    take their place."""
     offline = offline_rewrites(index, routed, original, limit)
     if llm is None or limit == 0:
         return offline, None
@@ -81,4 +83,5 @@ def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int,
     except Exception as exc:  # any failure of an optional helper falls back, and says so
         log.warning("LLM rewriter failed (%s: %s); using the offline rewrites", type(exc).__name__, exc)
         return offline, f"llm rewriter unavailable ({type(exc).__name__}); offline rewrites used"
-    return [offline[0], *((Rewrite(text=p, source="llm", weight=TUNING.rewrite_weight), -1) for p in phrases)], None
+    kept = offline if mode == "add" else offline[:1]
+    return [*kept, *((Rewrite(text=p, source="llm", weight=TUNING.rewrite_weight), -1) for p in phrases)], None
