@@ -52,9 +52,14 @@ def _eval(args: argparse.Namespace) -> int:
     from citebible_pipeline.query import Engine
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
+    llm = _gateway() if args.llm else None
+    if args.llm and llm is None:
+        return 2
     emb = Embedder()
     engine = Engine(embedder=emb, llm=None)
     others = {name: Engine(embedder=emb, llm=None, reranker=name) for name in args.rerankers}
+    if llm is not None:
+        others["llm"] = Engine(embedder=emb, llm=llm)
     with connect() as conn:
         rows = evaluate_all(RetrievalContext(conn, emb), engine, limit=args.limit,
                             ablation_limit=None if args.all else args.ablation_sample, rerankers=others,
@@ -64,6 +69,24 @@ def _eval(args: argparse.Namespace) -> int:
     if run_id:
         print(f"\nrecorded as eval run {run_id}")
     return 0
+
+
+def _gateway():
+    """The LLM gateway of the environment, once asked to answer (eval --llm): a row measured while every call fell
+    back to the offline rewrites would read as the LLM's. None, with the reason printed, when it is unset or fails."""
+    from citebible_pipeline.query.rewrite import LLMConfig, llm_rewrites
+
+    cfg = LLMConfig.from_env()
+    if cfg is None:
+        print("error: --llm measures the gateway of CITEBIBLE_LLM_URL (and CITEBIBLE_LLM_MODEL), which is not set",
+              file=sys.stderr)
+        return None
+    try:
+        llm_rewrites(cfg, "My friend died and I feel alone", 4)
+    except Exception as exc:
+        print(f"error: the LLM gateway at {cfg.url} gave no need phrases ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return None
+    return cfg
 
 
 def _seeds(args: argparse.Namespace) -> int:
@@ -148,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--pipeline-only", action="store_true", help="only no_rerank, no_labels, no_blend and full (compare two builds)")
     e.add_argument("--rerankers", nargs="*", default=[], metavar="NAME",
                    help="also measure `full` with these rerankers (features, cross_encoder, none, or a CrossEncoder path)")
+    e.add_argument("--llm", action="store_true", help="also measure `full` with the LLM gateway of CITEBIBLE_LLM_URL "
+                   "(row full+llm; its need phrases join the offline rewrites); the gateway is asked once first")
     sd = sub.add_parser("seeds", help="retrain the reranker in memory under several seeds (as reranker_model trains "
                         "it, defaults) and print `full` per seed and the mean on the dev sentences and both held-out sets")
     sd.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13, 14], help="LightGBM and query-order seeds")

@@ -211,6 +211,23 @@ def test_every_cli_command_names_the_unreachable_database_in_one_line(argv):
     assert "s3cret" not in p.stderr and "Traceback" not in p.stderr
 
 
+def test_eval_llm_needs_a_gateway_that_answers(monkeypatch, capsys):
+    """`citebible eval --llm` asks the gateway once before measuring anything: unset or failing, it is one line and
+    exit 2, never a full+llm row that silently measured the offline fallback."""
+    from citebible_pipeline.cli import main
+    from tests.httpfixture import ScriptedServer
+
+    monkeypatch.delenv("CITEBIBLE_LLM_URL", raising=False)
+    assert main(["eval", "--llm"]) == 2
+    assert "CITEBIBLE_LLM_URL" in capsys.readouterr().err
+    with ScriptedServer() as srv:
+        srv.routes = {"/v1/chat/completions": [(503, b"overloaded")]}
+        monkeypatch.setenv("CITEBIBLE_LLM_URL", srv.base + "/v1/chat/completions")
+        assert main(["eval", "--llm"]) == 2
+        err = capsys.readouterr().err
+        assert srv.base in err and "HTTPError" in err and srv.hits["/v1/chat/completions"] == 1
+
+
 @pytest.mark.slow
 def test_overload_is_told_apart_from_an_outage(full_db):
     engine = Engine(full_db["url"], llm=None, pool_size=1, pool_timeout=0.5)

@@ -58,6 +58,23 @@ def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
         assert sum(line.split()[0] == variant for line in out.splitlines() if line.strip()) == len(QUERY_SETS), variant
 
 
+def test_cli_measures_the_llm_gateway_as_a_row_of_its_own(full_db, monkeypatch, capsys):
+    import json
+
+    from citebible_pipeline.cli import main
+    from tests.httpfixture import ScriptedServer
+
+    reply = json.dumps({"choices": [{"message": {"content": "- grief\n- lament to God"}}]}).encode()
+    monkeypatch.setenv("CITEBIBLE_DATABASE_URL", full_db["url"])
+    with ScriptedServer() as srv:
+        srv.routes = {"/v1/chat/completions": [(200, reply)]}
+        monkeypatch.setenv("CITEBIBLE_LLM_URL", srv.base + "/v1/chat/completions")
+        assert main(["eval", "--limit", "2", "--pipeline-only", "--llm"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert {r[1] for r in rows if r[0] == "full+llm"} == set(QUERY_SETS)
+    assert srv.hits["/v1/chat/completions"] > 1  # the check, then the evaluated queries
+
+
 def test_evaluate_gives_the_figures_a_known_ranking_must_give_on_real_queries(full_db):
     """A ranking that returns each query's own gold passages (best grade first) must score hit@5 = MRR@10 = 1 and
     nDCG@10 near 1 (overlapping gold ranges share credit); an empty one scores 0 everywhere and abstains nowhere."""

@@ -91,8 +91,8 @@ def evaluate_all(ctx: RetrievalContext, engine, limit: int | None = None, ablati
                  rerankers: Mapping[str, object] | None = None, pipeline_only: bool = False) -> list[EvalRow]:
     """Baselines, `full`, `no_rerank`, `no_labels` and `no_blend` on every query, the ablation rows on the first `ablation_limit`
     held-out topics (query ids are hashes of the topic, so that is a fixed pseudo-random sample), and
-    `full+<name>` for each other engine in `rerankers` (another reranker), one table. `pipeline_only`:
-    just `full_variant`'s rows (comparing two builds of the same pipeline)."""
+    `full+<name>` for each other engine in `rerankers` (another reranker, or `llm`: the LLM gateway), one table.
+    `pipeline_only`: just `full_variant`'s rows (comparing two builds of the same pipeline)."""
     from citebible_pipeline.retrieval.pipeline import VARIANT_ORDER, ablation_variants, full_variant
 
     extra = {f"full+{name}": full_variant(e)["full"] for name, e in (rerankers or {}).items()}
