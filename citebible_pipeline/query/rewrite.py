@@ -9,6 +9,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import requests
 
@@ -71,7 +72,7 @@ def llm_rewrites(cfg: LLMConfig, query: str, limit: int) -> list[str]:
 
 
 def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int, llm: LLMConfig | None = None,
-             mode: str = "add") -> tuple[list[tuple[Rewrite, int]], str | None]:
+             mode: Literal["add", "replace"] = "add") -> tuple[list[tuple[Rewrite, int]], str | None]:
     """The rewrites to search with, and a note when the LLM failed and the offline ones were used. `mode`
     (SearchOptions.llm_rewrites): "add", the LLM's phrases join the offline rewrites (rule A, README); "replace", they
     take their place."""
