@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     sd.add_argument("--limit", type=int, default=300, help="at most this many queries per set")
     sd.add_argument("--topics", type=int, default=0, help="training topics drawn per seed (0: every one, as the asset)")
     sd.add_argument("--serve", nargs="+", default=[], metavar="KEY=VALUE",
-                    help="also read the same models with these search options (e.g. complaint=true): a change that "
+                    help="also read the same models with these search options (e.g. complaint=false): a change that "
                     "trains nothing, judged without retraining")
     sd.add_argument("--train", nargs="+", default=[], metavar="KEY=VALUE",
                     help="also fit each seed with these training settings on the same pools (e.g. debias_cap=64, "

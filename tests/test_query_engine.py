@@ -121,11 +121,12 @@ def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine
     def served(results) -> float:
         return sum(1 / np.log2(i + 2) for i, c in enumerate(results[:20]) if any(serves(c, n) for n in needs))
 
-    without = engine.rank(FLAGSHIP).candidates
+    alone = SearchOptions(complaint=False)  # the complaint stance names lament itself: off, the move is the phrases' own
+    without = engine.rank(FLAGSHIP, alone).candidates
     with ScriptedServer() as srv:
         srv.routes = {"/ok": [(200, reply)]}
         llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=5.0))
-        ranked = llm_engine.rank(FLAGSHIP)
+        ranked = llm_engine.rank(FLAGSHIP, alone)
     assert [w.source for w in ranked.rewrites][-2:] == ["llm", "llm"]
     assert served(ranked.candidates) > served(without), (served(ranked.candidates), served(without))
 
@@ -509,8 +510,9 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
 
 
 def test_a_reader_angry_at_god_is_routed_as_a_complaint_to_god_not_to_the_themes_named_for_anger(engine):
-    """complaint (rule L): "angry at God" routed to "be angry and sin not"; with the switch the themes named for anger
-    leave its routing, the lament need joins it and holds a top slot; God's own anger is not a complaint."""
+    """complaint (rule L, on by default since L'): "angry at God" routed to "be angry and sin not"; with the switch the
+    themes named for anger leave its routing, the lament need joins it and holds a top slot; God's own anger is not a
+    complaint; the lament need's own cue with its theme left out (training) ranks alike either way."""
     from citebible_pipeline.query.slots import serves_half
 
     def ranked(text, on):
@@ -525,6 +527,10 @@ def test_a_reader_angry_at_god_is_routed_as_a_complaint_to_god_not_to_the_themes
     assert any(serves_half(c, lament) for c in cands[:5])
     wrath = "Why is God angry with me?"
     assert [(c.key, c.score) for c in ranked(wrath, True)[1]] == [(c.key, c.score) for c in ranked(wrath, False)[1]]
+    # rule L': the lament need's own cue, its theme left out as training leaves it, ranks alike either way (trains nothing)
+    cue, held = "I blame God for what happened", frozenset({"pastoral:lament"})
+    pools = [[(c.key, c.score) for c in engine.rank(cue, SearchOptions(complaint=on), exclude=held).candidates] for on in (True, False)]
+    assert pools[0] == pools[1] and pools[0]
 
 
 def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wronged(engine):

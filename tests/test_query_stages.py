@@ -165,7 +165,8 @@ def test_anger_at_god_is_a_complaint_to_god_not_anger_at_people(text, complains)
 
 def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_anger():
     """perspective (rule L): the themes named for anger leave the routing, the lament need's nearest cue joins it and
-    lament holds a top slot; a stance needs its need in the index; a confession is read before a complaint."""
+    lament holds a top slot; a stance needs its need in the index and acts only where its need is not left out (L');
+    a confession is read before a complaint."""
     from citebible_pipeline.query.analyze import one_more_distress
     from citebible_pipeline.query.perspective import LAMENT, WRONGDOER, as_told, slot_needs, stance
 
@@ -180,6 +181,9 @@ def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_a
     assert route(idx, sentence, pastoral=True)[0].theme in (0, 1)
     a = analyze(validate("My mother is dying and I'm angry at God"))
     assert stance(a) == LAMENT and stance(a, complaint=False) is None
+    # rule L': a stance whose need is left out (training: the query's own theme) does not act; another key left out, it does
+    assert stance(a, themes=idx, exclude=frozenset({LAMENT})) is None
+    assert stance(a, themes=idx, exclude=frozenset({"topic:mothers"})) == LAMENT
     rows, exclude = as_told(idx, stance(a), sentence)
     assert rows.shape == (2, 3) and np.allclose(rows[1], cues[3])  # the lament cue nearest the sentence
     assert exclude == {"topic:be angry and sin not", "pastoral:anger"}

@@ -368,8 +368,8 @@ def test_serving_options_read_key_value_pairs_over_the_served_defaults_and_name_
     a pair without "=", or a value the option refuses is a ValueError naming it (the CLI prints it and exits 2)."""
     from citebible_pipeline.rerank.seeds import serving_options
 
-    o = serving_options(["complaint=true", "need_order=weight", "pool=40"])
-    assert o.complaint is True and o.need_order == "weight" and o.pool == 40 and o.blend  # the rest stay served defaults
+    o = serving_options(["complaint=false", "need_order=weight", "pool=40"])
+    assert o.complaint is False and o.need_order == "weight" and o.pool == 40 and o.blend  # the rest stay served defaults
     for bad, named in ((["nope=1"], "'nope=1'"), (["complaint"], "'complaint'"), (["need_order=zzz"], "need_order"),
                        (["pool=abc"], "pool")):
         with pytest.raises(ValueError, match=named):

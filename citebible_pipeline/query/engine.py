@@ -166,7 +166,7 @@ class Engine:
             analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
         vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
         floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
-        told = perspective.stance(analysis, o.confession, o.complaint)  # did the wrong, or angry at God: one more distress word
+        told = perspective.stance(analysis, o.confession, o.complaint, themes, exclude)  # did the wrong, or angry at God: one more distress word
         analysis, (vecs, rx) = (one_more_distress(analysis), perspective.as_told(themes, told, vecs, exclude)) if told else (analysis, (vecs, exclude))
         ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
         routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or told else routed

@@ -100,9 +100,9 @@ class SearchOptions(BaseModel, frozen=True):
     confession: bool = Field(True, description="a reader who says they did a wrong (\"I cheated on my wife\") is routed "
                              "as the one who did it: the needs for the wronged left out, the guilt need a routing row and "
                              "a need slot (query/perspective.py; rule P'', README)")
-    complaint: bool = Field(False, description="a reader angry at God (\"I'm angry at God\") is routed as a complaint to "
+    complaint: bool = Field(True, description="a reader angry at God (\"I'm angry at God\") is routed as a complaint to "
                             "God: the themes named for anger left out, the lament need a routing row and a need slot "
-                            "(query/perspective.py; rule L, README: measured and left off)")
+                            "(query/perspective.py; rule L, on since rule L', README \"Thirty-sixth step\")")
     duty_labels: bool = Field(False, description="on pastoral intent, a passage Nave's lists as a duty (\"citizens: duties "
                               "of\") weighs less, by a lift read from the training side (query/duty.py; measured, README)")
     exact: bool = Field(True, description="verse and chapter dense searches are exact, from the vectors the engine holds "

@@ -35,12 +35,17 @@ LAMENT = "pastoral:lament"  # "lament and honest complaint to God"
 ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
 
 
-def stance(analysis: Analysis, confession: bool = True, complaint: bool = True) -> str | None:
+def stance(analysis: Analysis, confession: bool = True, complaint: bool = True, themes: ThemeIndex | None = None,
+           exclude: frozenset[str] = frozenset()) -> str | None:
     """The need the reader's stance names (the guilt need for a confession, lament for a complaint to God), None for
-    neither; a sentence that is both reads as the confession (its rule came first)."""
-    if confession and analysis.confesses:
-        return WRONGDOER
-    return LAMENT if complaint and analysis.complains else None
+    neither; a sentence that is both reads as the confession (its rule came first). A stance acts only where its need
+    can speak (rule L', README "Thirty-sixth step"): with its need left out of routing (`exclude`: training leaves each
+    query's own theme out) it is None, so a need's own cue ("I blame God for what happened") trains as it reads
+    without the stance, and the switch trains nothing."""
+    need = WRONGDOER if confession and analysis.confesses else LAMENT if complaint and analysis.complains else None
+    if need is not None and themes is not None and need in themes.keys and themes.split_keys[themes.keys.index(need)] in exclude:
+        return None
+    return need
 
 
 def left_out(themes: ThemeIndex, need: str) -> set[int]:
