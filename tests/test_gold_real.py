@@ -47,6 +47,19 @@ def test_baseline_table_recorded(full_db):
     assert {r[2] for r in rows if r[1] == "heldout_topics" and r[0] == "+rewrite"} == {100}
 
 
+def test_the_dev_pastoral_subset_is_the_dev_sentences_of_pastoral_kind_and_no_set_of_the_table(full_db):
+    """`citebible seeds` prints the subset rules D and E read; the evaluation table keeps its sets; a name that is
+    neither is refused, naming the known ones."""
+    from citebible_pipeline.gold.access import eval_queries
+
+    with connect(full_db["url"]) as conn:
+        dev, pastoral = eval_queries(conn, "dev_sentences"), eval_queries(conn, "dev_pastoral")
+        with pytest.raises(ValueError, match="dev_pastoral"):
+            eval_queries(conn, "dev_pastoral; DROP TABLE verses")
+    assert [q.query_id for q in pastoral] == [q.query_id for q in dev if q.kind == "pastoral"]
+    assert 0 < len(pastoral) < len(dev) and "dev_pastoral" not in QUERY_SETS
+
+
 def test_cli_prints_the_same_table(full_db, monkeypatch, capsys):
     from citebible_pipeline.cli import main
 

@@ -29,7 +29,7 @@ from citebible_pipeline.retrieval.baselines import RetrievalContext
 from citebible_pipeline.retrieval.pipeline import FULL, variant
 
 log = logging.getLogger(__name__)
-SETS = ("dev_sentences", "nave_heldout", "heldout_topics")  # what rule D reads
+SETS = ("dev_sentences", "dev_pastoral", "nave_heldout", "heldout_topics")  # what rules D and E read
 
 
 def seed_models(engine: Engine, conn: psycopg.Connection, seeds: Sequence[int], settings: FitSettings, topics: int = 0,
