@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from citebible_pipeline.query.models import Analysis
-from citebible_pipeline.query.route import Routed, ThemeIndex, with_cue
+from citebible_pipeline.query.route import Routed, ThemeIndex, held_out, with_cue
 
 # pastoral.yaml's needs written for the one wronged ("betrayal by a friend", "forgiving someone who hurt me") and the one
 # written for the one who did wrong ("guilt, confession and forgiveness from God"); chosen from the needs' own names
@@ -43,9 +43,7 @@ def stance(analysis: Analysis, confession: bool = True, complaint: bool = True, 
     query's own theme out) it is None, so a need's own cue ("I blame God for what happened") trains as it reads
     without the stance, and the switch trains nothing."""
     need = WRONGDOER if confession and analysis.confesses else LAMENT if complaint and analysis.complains else None
-    if need is not None and themes is not None and need in themes.keys and themes.split_keys[themes.keys.index(need)] in exclude:
-        return None
-    return need
+    return None if need is not None and themes is not None and held_out(themes, need, exclude) else need
 
 
 def left_out(themes: ThemeIndex, need: str) -> set[int]:

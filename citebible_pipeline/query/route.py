@@ -151,11 +151,17 @@ def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = f
     return np.where(keep, scores.max(axis=1), -np.inf)
 
 
+def held_out(index: ThemeIndex, key: str, exclude: frozenset[str]) -> bool:
+    """Whether theme `key` is in the index and left out by its split key (training leaves a query's own theme out)."""
+    return key in index.keys and index.split_keys[index.keys.index(key)] in exclude
+
+
 def with_cue(index: ThemeIndex, key: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
     """The routing rows (the sentence, its clauses) and theme `key`'s cue nearest the sentence, a row of its own as a
     clause stating that need would be; unchanged when the theme is not in the index or is left out (training)."""
-    if key not in index.keys or index.split_keys[i := index.keys.index(key)] in exclude:
+    if key not in index.keys or held_out(index, key, exclude):
         return vecs
+    i = index.keys.index(key)
     end = index.cue_starts[i + 1] if i + 1 < len(index.cue_starts) else len(index.cue_vectors)
     cues = index.cue_vectors[index.cue_starts[i]:end]
     return np.vstack([vecs, cues[int(np.argmax(cues @ vecs[0]))]])
