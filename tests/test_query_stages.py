@@ -754,6 +754,21 @@ def test_mmr_yields_a_near_repeat_to_the_best_passage_on_something_else():
     assert mmr(cands, vecs, k=3, depth=2, lam=0.5) == cands  # too few to choose among: unchanged
 
 
+def test_xquad_gives_a_need_no_chosen_passage_serves_its_weight_once():
+    from citebible_pipeline.query.diversify import xquad
+    from citebible_pipeline.query.slots import serves
+
+    # verses 1-6 of one chapter; need A (weight 0.7) lists verses 1-3, need B (0.3) lists verse 5
+    cands = [Candidate(19023001 + i, 19023001 + i, "verse", s) for i, s in enumerate([1.0, 0.95, 0.9, 0.8, 0.7, 0.6])]
+    a = (np.array([19023001]), np.array([19023003]))
+    b = (np.array([19023005]), np.array([19023005]))
+    got = [c.start - 19023001 for c in xquad(cands, [(0.7, a), (0.3, b)], serves, k=3, depth=6, lam=0.5)]
+    # A is served by the first, so its other passages earn relevance alone; B's one passage earns its 0.3 once
+    assert got[:3] == [0, 4, 1] and got[3:] == [2, 3, 5]
+    assert [c.start for c in xquad(cands, [(0.7, a), (0.3, b)], serves, k=3, depth=6, lam=0.0)] == [c.start for c in cands]
+    assert xquad(cands, [(1.0, a)], serves, k=3, depth=6, lam=0.5) == cands  # one need: nothing to cover
+
+
 def test_a_famous_verse_is_one_passage_however_its_spans_are_cut():
     """Four needs list verse 18 of a psalm, each cut differently (18; 17-18; 17-20; the whole psalm): by exact span
     each cut looks specific to one need; by verse every cut holding verse 18 is a hub of four, and a verse one need

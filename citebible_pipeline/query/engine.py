@@ -18,9 +18,8 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, evidence, labels as expansion, lists, persons, perspective
+from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, diversify, evidence, labels as expansion, lists, persons, perspective
 from citebible_pipeline.query.analyze import analyze, one_more_distress, validate, with_need
-from citebible_pipeline.query.diversify import diversify
 from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
@@ -240,8 +239,8 @@ class Engine:
         cands = boost_stage.served(cands, o, data, learned=learned, testament=analysis.testament,
                                    pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
         cands = care.hold_back(cands) if o.abuse_care and analysis.abuse else cands  # not "submit" or "stay" first
-        if o.diversify and analysis.pastoral:
-            cands = diversify(cands, self.pool_tables(translation=o.translation, serving=snap))
+        cands = diversify.stage(cands, o, analysis.pastoral, lambda: self.pool_tables(translation=o.translation, serving=snap),
+                                lambda: [(r.weight, themes.passages[r.theme][:2]) for r in needs_routed])  # both off by default
         lap("boost")
         if o.slots and (len(route_rows) > 2 or told):
             needs = perspective.slot_needs(themes, clause_needs(themes, route_rows, analysis.pastoral, rx), routed, told)

@@ -52,6 +52,9 @@ class SearchOptions(BaseModel, frozen=True):
                                                    "it overlaps a passage the need lists, or (rule V, README) half its verses lie in them")
     diversify: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by maximal marginal "
                             "relevance (each next passage the most relevant less most like one already chosen)")
+    xquad: bool = Field(False, description="on pastoral intent, choose the top 5 from the top 20 by xQuAD over the "
+                        "routed needs (each next passage the most relevant plus the weight of the needs it serves that "
+                        "none chosen serves yet; query/diversify.py; rule O, README)")
     expand: bool = Field(False, description="add high-vote cross-references of the top candidates to the pool")
     dense: bool = Field(True, description="dense retrieval (off: prior and full text only)")
     rerank: bool = Field(True, description="run the engine's reranker (the learned model by default; CITEBIBLE_RERANKER)")
