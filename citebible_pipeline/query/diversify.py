@@ -8,14 +8,14 @@ the needs it serves that no chosen passage serves yet."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from citebible_pipeline.query.features import PoolTables, candidate_vectors
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.models import SearchOptions
-from citebible_pipeline.query.slots import SERVES
+from citebible_pipeline.query.slots import SERVES, Need
 from citebible_pipeline.query.tuning import TUNING
 
 
@@ -49,7 +49,7 @@ def diversify(cands: list[Candidate], tables: PoolTables, k: int = TUNING.slot_k
     return mmr(cands, candidate_vectors(tables, cands[:depth]), k, depth, lam)
 
 
-def xquad(cands: list[Candidate], needs: Sequence[tuple[float, object]], serves: Callable[[Candidate, object], bool],
+def xquad(cands: list[Candidate], needs: Sequence[tuple[float, Need]], serves: Callable[[Candidate, Need], bool],
           k: int = TUNING.slot_k, depth: int = TUNING.slot_depth, lam: float = TUNING.mmr_lambda) -> list[Candidate]:
     """Reorder the first `depth` so the first `k` are chosen by xQuAD over `needs` ((routing weight, need) pairs):
     gain = (1 - lam) x score over the best score + lam x the weight of the needs the candidate serves (`serves`, binary:
@@ -76,7 +76,7 @@ def xquad(cands: list[Candidate], needs: Sequence[tuple[float, object]], serves:
 
 
 def stage(cands: list[Candidate], o: SearchOptions, pastoral: bool, tables: Callable[[], PoolTables],
-          needs: Callable[[], list[tuple[float, object]]]) -> list[Candidate]:
+          needs: Callable[[], list[tuple[float, Need]]]) -> list[Candidate]:
     """Stage 8b as the engine runs it, on pastoral intent: MMR (`o.diversify`), then xQuAD over the routed needs
     (`o.xquad`); both measured and left off (README), so the default returns `cands` as they are."""
     if not pastoral:

@@ -69,7 +69,7 @@ class Tuning:
     slot_k: int = _w(5, "rule from the issue: the top 5 carries the best candidate of each need")
     slot_depth: int = _w(20, "rule stated before measuring: a need's candidate is promoted only from the whole sentence's "
                          "top 20, so relevance to the sentence comes first")
-    # diversify (diversify.mmr, pastoral intent)
+    # diversify (diversify.mmr and diversify.xquad, pastoral intent; xQuAD takes MMR's lambda by rule O, README)
     mmr_lambda: float = _w(0.5, "rule stated before measuring: relevance and novelty count alike (the usual default, "
                            "e.g. LangChain's max_marginal_relevance_search); the top slot_k chosen from the top slot_depth")
     # pastoral intent (analyze.pastoral_score)
