@@ -19,6 +19,23 @@ from citebible_pipeline.query.slots import SERVES, Need
 from citebible_pipeline.query.tuning import TUNING
 
 
+def _greedy(cands: list[Candidate], k: int, depth: int, gain: Callable[[np.ndarray, int], np.ndarray]) -> list[Candidate]:
+    """The first `k` of the first `depth` chosen one by one, as MMR and xQuAD choose: the first stays first; each next
+    is the unchosen one with the highest `gain(rel, last)` (rel: score over the best score; last: the one chosen just
+    before, so the gain can update what the chosen already cover); the unchosen keep their order after the chosen and
+    the rest are untouched."""
+    n = min(depth, len(cands))
+    scores = np.fromiter((c.score for c in cands[:n]), np.float64, n)
+    rel = scores / (scores.max() or 1.0)
+    chosen, left = [0], np.ones(n, bool)
+    left[0] = False
+    while len(chosen) < min(k, n):
+        pick = int(np.argmax(np.where(left, gain(rel, chosen[-1]), -np.inf)))
+        chosen.append(pick)
+        left[pick] = False
+    return [cands[i] for i in chosen + [i for i in range(n) if left[i]]] + cands[n:]
+
+
 def mmr(cands: list[Candidate], vectors: np.ndarray, k: int, depth: int, lam: float) -> list[Candidate]:
     """Reorder the first `depth` candidates so the first `k` are chosen by MMR: relevance is the score over the best
     score, likeness the cosine of the candidates' unit vectors (`vectors`, aligned with `cands`; a zero row is like
@@ -26,21 +43,14 @@ def mmr(cands: list[Candidate], vectors: np.ndarray, k: int, depth: int, lam: fl
     n = min(depth, len(cands))
     if n <= 2 or k < 2:
         return cands
-    scores = np.fromiter((c.score for c in cands[:n]), np.float64, n)
-    rel = scores / (scores.max() or 1.0)
     sims = np.asarray(vectors[:n], np.float64) @ np.asarray(vectors[:n], np.float64).T
-    chosen = [0]
-    closest = sims[0].copy()  # each candidate's likeness to the nearest chosen one
-    left = np.ones(n, bool)
-    left[0] = False
-    while len(chosen) < min(k, n):
-        gain = np.where(left, lam * rel - (1 - lam) * closest, -np.inf)
-        pick = int(np.argmax(gain))
-        chosen.append(pick)
-        left[pick] = False
-        closest = np.maximum(closest, sims[pick])
-    rest = [i for i in range(n) if left[i]]
-    return [cands[i] for i in chosen + rest] + cands[n:]
+    closest = np.full(n, -np.inf)  # each candidate's likeness to the nearest chosen one
+
+    def gain(rel: np.ndarray, last: int) -> np.ndarray:
+        np.maximum(closest, sims[last], out=closest)
+        return lam * rel - (1 - lam) * closest
+
+    return _greedy(cands, k, depth, gain)
 
 
 def diversify(cands: list[Candidate], tables: PoolTables, k: int = TUNING.slot_k, depth: int = TUNING.slot_depth,
@@ -58,21 +68,15 @@ def xquad(cands: list[Candidate], needs: Sequence[tuple[float, Need]], serves: C
     n = min(depth, len(cands))
     if n <= 2 or k < 2 or len(needs) < 2:
         return cands
-    scores = np.fromiter((c.score for c in cands[:n]), np.float64, n)
-    rel = scores / (scores.max() or 1.0)
     weights = np.array([w for w, _ in needs], np.float64)
     served = np.array([[serves(c, need) for _, need in needs] for c in cands[:n]], np.float64)  # P(d|a), n x needs
-    open_ = 1.0 - served[0]  # prod over the chosen of (1 - P(d'|a))
-    chosen, left = [0], np.ones(n, bool)
-    left[0] = False
-    while len(chosen) < min(k, n):
-        gain = np.where(left, (1 - lam) * rel + lam * (served @ (weights * open_)), -np.inf)
-        pick = int(np.argmax(gain))
-        chosen.append(pick)
-        left[pick] = False
-        open_ *= 1.0 - served[pick]
-    rest = [i for i in range(n) if left[i]]
-    return [cands[i] for i in chosen + rest] + cands[n:]
+    open_ = np.ones(len(needs))  # prod over the chosen of (1 - P(d'|a))
+
+    def gain(rel: np.ndarray, last: int) -> np.ndarray:
+        np.multiply(open_, 1.0 - served[last], out=open_)
+        return (1 - lam) * rel + lam * (served @ (weights * open_))
+
+    return _greedy(cands, k, depth, gain)
 
 
 def stage(cands: list[Candidate], o: SearchOptions, pastoral: bool, tables: Callable[[], PoolTables],

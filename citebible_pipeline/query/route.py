@@ -32,6 +32,11 @@ class ThemeIndex:
     specificity_all: list[np.ndarray] | None = None  # by exact span over every theme, layers pooled (SearchOptions)
 
     @cached_property
+    def position(self) -> dict[str, int]:
+        """Theme key -> its row, made once (`keys.index` scans every key)."""
+        return {k: i for i, k in enumerate(self.keys)}
+
+    @cached_property
     def pastoral_mask(self) -> np.ndarray:
         return np.asarray(self.kinds) == "pastoral"
 
@@ -153,15 +158,14 @@ def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = f
 
 def held_out(index: ThemeIndex, key: str, exclude: frozenset[str]) -> bool:
     """Whether theme `key` is in the index and left out by its split key (training leaves a query's own theme out)."""
-    return key in index.keys and index.split_keys[index.keys.index(key)] in exclude
+    return (i := index.position.get(key)) is not None and index.split_keys[i] in exclude
 
 
 def with_cue(index: ThemeIndex, key: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
     """The routing rows (the sentence, its clauses) and theme `key`'s cue nearest the sentence, a row of its own as a
     clause stating that need would be; unchanged when the theme is not in the index or is left out (training)."""
-    if key not in index.keys or held_out(index, key, exclude):
+    if (i := index.position.get(key)) is None or held_out(index, key, exclude):
         return vecs
-    i = index.keys.index(key)
     end = index.cue_starts[i + 1] if i + 1 < len(index.cue_starts) else len(index.cue_vectors)
     cues = index.cue_vectors[index.cue_starts[i]:end]
     return np.vstack([vecs, cues[int(np.argmax(cues @ vecs[0]))]])
