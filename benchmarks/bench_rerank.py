@@ -15,7 +15,8 @@ import time
 
 from benchmarks.bench_query import QUERIES, pct
 from citebible_pipeline.embeddings.embedder import DEFAULT_MODEL, resolve_model_path
-from citebible_pipeline.query import Engine, SearchOptions
+from citebible_pipeline.query import Engine
+from citebible_pipeline.query.variant import Variant
 from citebible_pipeline.query.rerank import CrossEncoderReranker, Reranker
 from citebible_pipeline.rerank.pools import Recorder
 
@@ -43,7 +44,7 @@ def main() -> None:
     keep, pools = Recorder(engine), []
     for q in QUERIES:
         keep.seen = None
-        engine.rank(q, SearchOptions(floor=False, pool=80), reranker=keep)
+        engine.rank(q, None, Variant(floor=False), reranker=keep)
         if keep.seen and len(keep.seen[1]) >= POOL:
             pools.append((keep.seen[0], keep.seen[1][:POOL]))
     try:
@@ -62,7 +63,7 @@ def main() -> None:
             engine.search(q)
             on.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            engine.search(q, rerank=False)
+            engine.rank(q, None, Variant(rerank=False))
             off.append((time.perf_counter() - t) * 1000)
     f50, c50 = statistics.median(feat), statistics.median(cross)
     print(f"pools {len(pools)} of {POOL} candidates each, rounds {args.rounds}")

@@ -94,12 +94,12 @@ def _seeds(args: argparse.Namespace) -> int:
     from citebible_pipeline.gold.evaluate import format_table
     from citebible_pipeline.query import Engine
     from citebible_pipeline.rerank.assets import RerankConfig
-    from citebible_pipeline.rerank.seeds import seed_answers, seed_model_sets, seed_rows, serving_options, training_settings
+    from citebible_pipeline.rerank.seeds import seed_answers, seed_model_sets, seed_rows, serving_variant, training_settings
     from citebible_pipeline.summary import SAMPLE_QUERY
     from citebible_pipeline.retrieval.baselines import RetrievalContext
 
     try:
-        served = serving_options(args.serve) if args.serve else None
+        served = serving_variant(args.serve) if args.serve else None
         trained = training_settings(args.train) if args.train else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -112,7 +112,7 @@ def _seeds(args: argparse.Namespace) -> int:
         ctx = RetrievalContext(conn, engine.embedder)
         rows = seed_rows(ctx, engine, models, args.limit)
         if served is not None:  # the same models read again with the serving options: the difference is theirs alone
-            rows += seed_rows(ctx, engine, models, args.limit, options=served, label=" " + " ".join(args.serve))
+            rows += seed_rows(ctx, engine, models, args.limit, stages=served, label=" " + " ".join(args.serve))
         for name, other in list(sets.items())[1:]:  # fit on the same pools: the difference is the settings' alone
             rows += seed_rows(ctx, engine, other, args.limit, label=name)
     print(format_table(rows))
@@ -179,11 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     sd.add_argument("--limit", type=int, default=300, help="at most this many queries per set")
     sd.add_argument("--topics", type=int, default=0, help="training topics drawn per seed (0: every one, as the asset)")
     sd.add_argument("--serve", nargs="+", default=[], metavar="KEY=VALUE",
-                    help="also read the same models with these search options (e.g. complaint=false): a change that "
-                    "trains nothing, judged without retraining")
+                    help="also read the same models with these stage switches (e.g. blend=false; query.variant.Variant): "
+                    "a change that trains nothing, judged without retraining")
     sd.add_argument("--train", nargs="+", default=[], metavar="KEY=VALUE",
-                    help="also fit each seed with these training settings on the same pools (e.g. debias_cap=64, "
-                    "label_gain=[0,1,2,3]): a change to how the pools are fit, judged apart from the pools")
+                    help="also fit each seed with these training settings on the same pools (pastoral_weight, "
+                    "debias_cap; e.g. debias_cap=64): a change to how the pools are fit, judged apart from the pools")
     sd.add_argument("--ask", default=None, help="also print each seed's top 5 for this sentence (default: the sample query)")
     sd.set_defaults(func=_seeds)
     a = sub.add_parser("ask", help='search like the API does, e.g. citebible ask "I am anxious all the time"')

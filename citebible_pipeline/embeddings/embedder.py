@@ -149,18 +149,18 @@ class Embedder:
         device = "cpu" if self._device == "auto" else self._device
         encoder = OnnxEncoder(folder / "model.onnx", model_dir, manifest.max_seq_length, device=device,
                               per_text=manifest.precision == "int8")
-        log.info("loaded %s (%s) on onnxruntime (%s) in %.1fs", self.model_id, self.precision, device,
-                 time.perf_counter() - started)
+        log.info("loaded %s (%s) on onnxruntime (%s) in %.1fs from %s", self.model_id, self.precision, device,
+                 time.perf_counter() - started, folder / "model.onnx")
         return encoder, {"manifest": manifest, "path": str(folder / "model.onnx"), "device": device}
 
     def describe(self) -> dict:
-        """The backend as Dagster metadata and /api/health report it."""
+        """The backend as Dagster metadata and /api/health report it: what serves, never where it lies on disk (the
+        load logs the file)."""
         if self.backend == "torch":
             return {"backend": "torch", "precision": "fp32", "device": str(self.model.device)}
         _, info = self._onnx
         m = info["manifest"]
-        return {"backend": "onnx", "precision": m.precision, "device": info["device"], "onnx_path": info["path"],
-                "onnx_sha256": m.onnx_sha256, "onnx_fused": m.fused, "onnx_max_abs_diff_vs_torch": m.max_abs_diff,
+        return {"backend": "onnx", "precision": m.precision, "device": info["device"], "onnx_sha256": m.onnx_sha256, "onnx_fused": m.fused, "onnx_max_abs_diff_vs_torch": m.max_abs_diff,
                 "onnx_min_cosine_vs_torch": m.min_cosine}
 
     @cached_property

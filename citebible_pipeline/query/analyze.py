@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 
 from citebible_pipeline.bible.references import (
     ReferenceError,
@@ -49,7 +48,7 @@ BURDEN = ("better off without me", "better off if i was gone", "better off if i 
           "my death would be a relief", "no reason to live")
 # Every phrase that reads as crisis and as distress alike: one tuple, so neither list can gain one without the other
 SELF_HARM = (*CRISIS, "self-harm", "better off dead", "not alive anymore", *BURDEN)
-# A reader at risk, or someone of theirs (query/crisis.py; first person only, so "Judas killed himself" is a study
+# A reader at risk, or someone of theirs (query/care.py; first person only, so "Judas killed himself" is a study
 # question): the self-harm items and burdensomeness above and the same instruments' words for it, with the ASQ's
 # "... would be better off if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
 CRISIS_WORDS = (*SELF_HARM, "suicid",
@@ -212,16 +211,6 @@ def analyze(text: str) -> Analysis:
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
                     first_person=first, crisis=crisis, abuse=abuse, abuse_by_reader=by_reader, confesses=confesses, complains=complains,
                     testament=testament_hint(text), references=refs)
-
-
-def with_need(analysis: Analysis, nearest_is_need: Callable[[], bool]) -> Analysis:
-    """The intent of a first-person sentence whose nearest theme is a pastoral need (`nearest_is_need`: the engine's
-    check with the sentence's vector, asked only of a first-person sentence not already pastoral): the need the theme
-    names counts as one distress word, so a reader who states a need in words the lexicon lacks is still read as one
-    (SearchOptions.need_intent)."""
-    if analysis.pastoral or not analysis.first_person or not nearest_is_need():
-        return analysis
-    return one_more_distress(analysis)
 
 
 def one_more_distress(analysis: Analysis) -> Analysis:

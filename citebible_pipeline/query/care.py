@@ -1,11 +1,15 @@
-"""Care for a reader who discloses abuse by someone close (pure; SearchOptions.abuse_care). The New Testament household
+"""Care for a reader in danger (pure; never switchable). Crisis language (a reader who speaks of ending their life, of
+wishing to be dead or of harming themselves, `analyze.CRISIS_WORDS`: screening instruments' items) is never turned
+away by the floor, and the answer carries where to find help now (CRISIS_HELP).
+
+A reader who discloses abuse by someone close is cared for too. The New Testament household
 codes tell wives, children and slaves to submit and obey; OpenBible's abuse topics are voted mostly with the codes
 (Colossians 3:19 leads "domestic violence and abuse"), so a reader being hurt at home was answered "Wives, be in
 subjection to your husbands" first, and "My husband hits me when he drinks" with "let not the wife depart from her
 husband" (1 Corinthians 7:10) first. For such a reader the passages that tell the one being hurt to submit, to stay
 or not to resist are held back below the rest of the answer: not hidden from a search, not first. The codes' words to
 the husband, the father or the master ("husbands, love your wives") stay where they rank. The answer also carries
-where to find help now (HELP), as a crisis does. Which words disclose abuse is `analyze.ABUSE` (screening instruments'
+where to find help now (ABUSE_HELP), as a crisis does. Which words disclose abuse is `analyze.ABUSE` (screening instruments'
 items, never a query set)."""
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ from collections.abc import Sequence
 from functools import cache
 
 from citebible_pipeline.bible.references import parse_reference
-from citebible_pipeline.query import crisis
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.models import Analysis, SearchOptions
+from citebible_pipeline.query.models import Analysis
+
+CRISIS_HELP = ("If you are thinking about ending your life or hurting yourself, please reach out to someone now: in the US "
+               "call or text 988 (the Suicide & Crisis Lifeline); elsewhere call your local emergency number or find a "
+               "crisis line at findahelpline.com. If you are in danger right now, call emergency services.")
 
 # The household codes as New Testament scholarship delimits them (Col 3:18-4:1, Eph 5:22-6:9, 1 Pet 2:18-3:7, with the
 # station codes of the Pastorals: 1 Tim 2:8-15, 6:1-2; Titus 2:1-10), their orders to wives, children and slaves only;
@@ -34,7 +41,7 @@ SUBMIT_ORDERS = ("Colossians 3:18", "Colossians 3:20", "Colossians 3:22-25", "Ep
 STAY_ORDERS = ("1 Corinthians 7:10-11", "Mark 10:12", "Matthew 5:39-41", "Luke 6:29")
 HELD_BACK = SUBMIT_ORDERS + STAY_ORDERS
 
-HELP = ("If someone is hurting you, it is not your fault, and you do not have to stay in danger. In the US call the "
+ABUSE_HELP = ("If someone is hurting you, it is not your fault, and you do not have to stay in danger. In the US call the "
         "National Domestic Violence Hotline at 1-800-799-7233 (or text START to 88788), or RAINN at 1-800-656-4673 after "
         "sexual assault; elsewhere find a line at findahelpline.com. If you are in danger right now, call emergency "
         "services.")
@@ -56,9 +63,9 @@ def hold_back(cands: Sequence[Candidate]) -> list[Candidate]:
     return sorted(cands, key=held_back)
 
 
-def help_now(analysis: Analysis, opts: SearchOptions) -> str | None:
+def help_now(analysis: Analysis) -> str | None:
     """Where to find help now: the crisis line for crisis language, the abuse lines for a disclosure, both for both. A
     reader confessing the abuse they did is not told "it is not your fault"; the orders are still held back for them."""
-    said = [crisis.HELP] if opts.crisis and analysis.crisis else []
-    said += [HELP] if opts.abuse_care and analysis.abuse and not analysis.abuse_by_reader else []
+    said = [CRISIS_HELP] if analysis.crisis else []
+    said += [ABUSE_HELP] if analysis.abuse and not analysis.abuse_by_reader else []
     return " ".join(said) or None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,40 +17,26 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, care, crisis, display as disp, diversify, evidence, labels as expansion, lists, persons, perspective
-from citebible_pipeline.query.analyze import analyze, one_more_distress, validate, with_need
-from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, row_cosines, verse_cosines
+from citebible_pipeline.query import batch, boost as boost_stage, care, display as disp, labels as expansion, lists, perspective
+from citebible_pipeline.query.analyze import analyze, one_more_distress, validate
+from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
-from citebible_pipeline.query.models import Analysis, QueryValidationError, Rewrite, SearchOptions, SearchResponse
+from citebible_pipeline.query.models import MAX_K, Analysis, QueryValidationError, SearchOptions, SearchResponse
 from citebible_pipeline.query.present import answer
 from citebible_pipeline.query.rerank import Reranker, RerankInputs, apply as rerank_stage
-from citebible_pipeline.query.retrieve import DenseQuery, cross_references, exact_rows, retrieve_once, verse_rows
+from citebible_pipeline.query.retrieve import DenseQuery, exact_rows, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
-from citebible_pipeline.query.route import clause_needs, clauses, nearest_is_need, prior_scores, route
+from citebible_pipeline.query.route import ThemeIndex, clause_needs, clauses, prior_scores, route
 from citebible_pipeline.query.slots import fill
 from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.query.serving import Follower, Serving, describe, load_serving, read_versions
+from citebible_pipeline.query.reading import Clock, Ranked, Reading
 from citebible_pipeline.query.startup import EngineData
+from citebible_pipeline.query.variant import FULL, Variant
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Ranked:
-    """What ranking produced, before display (the evaluation stops here)."""
-    analysis: Analysis
-    query_vector: np.ndarray | None
-    rewrites: list[Rewrite]
-    candidates: list[Candidate]
-    abstained: bool = False
-    reason: str | None = None  # why it abstained
-    signals: dict[str, float] = field(default_factory=dict)
-    terms: set[str] = field(default_factory=set)
-    timings: dict[str, float] = field(default_factory=dict)
-    notice: str | None = None  # a degraded optional stage
-    data: EngineData | None = None  # the snapshot it was ranked on (display reads the same one)
 
 
 class Engine:
@@ -131,130 +116,128 @@ class Engine:
         with self._encode_lock:  # one forward pass at a time; it uses both cores
             return self.embedder.encode_queries(texts)
 
-    # -- ranking -------------------------------------------------------------------------------------
-    def rank(self, text: str, options: SearchOptions | None = None, *, exclude: frozenset[str] = frozenset(),
-             query_vector: np.ndarray | None = None, reranker: Reranker | None | str = "engine", memo: dict | None = None) -> Ranked:
-        """Every stage up to the final order; `exclude` leaves themes out by split key (calibration,
-        training); `reranker` overrides the engine's (training records the pool through it); `memo`: `retrieve_once`, `exact_rows`."""
-        o = options or SearchOptions()
+    # -- ranking: the stages in the order they run ------------------------------------------------------
+    def rank(self, text: str, options: SearchOptions | None = None, variant: Variant = FULL, *,
+             exclude: frozenset[str] = frozenset(), query_vector: np.ndarray | None = None,
+             reranker: Reranker | None | str = "engine", memo: dict | None = None) -> Ranked:
+        """Every stage up to the final order. `variant`: the stages an evaluation row turns off; `exclude` leaves themes
+        out by split key (calibration, training); `reranker` overrides the engine's (training records the pool through
+        it); `memo`: `retrieve_once`, `exact_rows`."""
+        o, v = options or SearchOptions(), variant
         self.check_translation(o.translation)
-        data = (snap := self.serving).data  # this search's snapshot, whatever swaps meanwhile
-        reranker = snap.reranker if reranker == "engine" else reranker
-        t, clock = {}, time.perf_counter()
-
-        def lap(name: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            t[name] = round((now - clock) * 1000, 2)
-            clock = now
-
+        snap = self.serving  # this search's snapshot, whatever swaps meanwhile
+        data, reranker = snap.data, snap.reranker if reranker == "engine" else reranker
+        clock = Clock()
         analysis = analyze(clean := validate(text))
-        lap("analyze")
+        clock.lap("analyze")
         if analysis.query_type != "search":  # a reference to look up, or a statement refused
-            return Ranked(analysis, None, [], [], abstained=(why := analysis.reference_error or analysis.refused) is not None,
-                          reason=why, timings=t, data=data)
+            why = analysis.reference_error or analysis.refused
+            return Ranked(analysis, None, [], [], abstained=why is not None, reason=why, timings=clock.t, data=data)
+        r = self._read(clean, analysis, data.themes, exclude, query_vector, clock)
+        self._rewrite(r, data.themes, o, v)
+        clock.lap("rewrite")
+        tables = self.pool_tables(translation=o.translation, serving=snap)
+        with self.pool.connection() as conn:  # the database is asked only what memory cannot answer
+            rows = self._retrieve(conn, r, data, tables, o, v, memo)
+            clock.lap("retrieve")
+            signals = lists.floor_signals(rows, r.floor_routed, r.analysis) | {"lexicon": lexicon_coverage(clean, data.lexicon)}
+            if v.floor and v.dense and data.floor is not None and not r.analysis.crisis and data.floor.abstains(signals):
+                clock.lap("floor")  # decided before fusing a pool nobody will read
+                reason = ("nothing in the Bible index fits this question closely enough "
+                          f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
+                return Ranked(r.analysis, r.q, r.shown, [], True, reason, signals, set(), clock.t, r.note, data)
+            clock.lap("floor")
+        cands = self._fuse(r, rows, data, tables, o, v, exclude)
+        clock.lap("fuse")
+        cands = merge(cands, verses_in_chapter_of, TUNING.collapse_ratio,
+                      data.pericopes.of if o.pericopes and data.pericopes.spans else None) if v.merge else cands
+        clock.lap("merge")
+        cands, learned = self._rerank(r, cands, data, snap, reranker, o, v, signals, exclude)
+        clock.lap("rerank")
+        cands = boost_stage.served(cands, v, data.boosts, learned=learned, pastoral=r.analysis.pastoral,
+                                   testament=r.analysis.testament)
+        cands = care.hold_back(cands) if r.analysis.abuse else cands  # not "submit" or "stay" first
+        clock.lap("boost")
+        if v.slots and (len(r.route_rows) > 2 or r.stance):  # every stated need holds a top slot
+            needs = perspective.slot_needs(data.themes, clause_needs(data.themes, r.route_rows, r.analysis.pastoral, r.left_out),
+                                           r.routed, r.stance)
+            cands = fill(cands, [data.themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
+        clock.lap("needs")
+        stems = disp.terms([clean] + [rw.theme or rw.text for rw in r.shown[1:] if rw.source != "llm"])
+        return Ranked(r.analysis, r.q, r.shown, cands, False, None, signals, stems, clock.t, r.note, data)
+
+    def _read(self, clean: str, analysis: Analysis, themes: ThemeIndex, exclude: frozenset[str],
+              query_vector: np.ndarray | None, clock: Clock) -> Reading:
+        """Embed the sentence and its clauses, route them to their nearest themes, and read the reader's stance (the
+        doer of a wrong, a complaint to God: perspective.py), which changes both the intent and the routing."""
         parts = clauses(clean)
         if query_vector is None:
             vecs = self.encode([clean, *parts])
         else:
             vecs = np.vstack([query_vector, self.encode(parts)]) if parts else query_vector[None, :]
-        q = vecs[0]
-        lap("embed")
-        themes = data.themes
-        if o.need_intent:
-            analysis = with_need(analysis, lambda: nearest_is_need(themes, q, exclude))
-        vecs = crisis.with_need(themes, vecs, exclude) if o.crisis_need and analysis.crisis else vecs  # at risk: despair
-        floor_routed = routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on it
-        told = perspective.stance(analysis, o.confession, o.complaint, themes, exclude)  # did the wrong, or angry at God: one more distress word
-        analysis, (vecs, rx) = (one_more_distress(analysis), perspective.as_told(themes, told, vecs, exclude)) if told else (analysis, (vecs, exclude))
-        ev = evidence.scorer(themes, self.pool_tables(translation=o.translation, serving=snap), TUNING.list_depth) if o.route_evidence else None
-        routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev) if ev or told else routed
-        names = persons.masked([clean, *parts]) if analysis.first_person and (o.person_context or o.person_labels) else None
-        masked = self.encode(names if o.person_context else names[:1]) if names else None
-        if o.person_context and names:
-            vecs = np.vstack([masked, vecs[len(names):]])  # each person named as "someone" (query/persons.py): routing reads the need
-            routed = route(themes, vecs, analysis.pastoral, exclude=rx, evidence=ev)
-        label_text, label_q = (names[0], masked[0]) if o.person_labels and names else (clean, q)  # document expansion too
-        variants, note = rewrites(themes, routed, clean, o.max_rewrites if o.rewrite else 0, self.llm, o.llm_rewrites)
-        llm_texts = [rw.text for rw, theme in variants[1:] if theme < 0]
-        llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(q)), np.float32)
-        it = iter(llm_vecs)
-        vectors = [q] + [themes.rewrite_vectors[theme] if theme >= 0 else next(it) for _, theme in variants[1:]]
-        # the needs an LLM names route too, so their themes' human judgments join the prior and the need slots
-        # (the floor keeps the sentence's own routing: it was calibrated on that)
-        route_rows = np.vstack([vecs, llm_vecs])  # the routing rows (Routed.row indexes them): sentence, clauses, LLM phrases
-        needs_routed = (route(themes, route_rows, analysis.pastoral, exclude=rx, need_row=o.need_row, evidence=ev)
-                        if llm_texts or (o.need_row and analysis.pastoral) else routed)
-        prior = prior_scores(themes, needs_routed, o.specific, o.specific_scope) if o.prior else {}
-        lap("rewrite")
+        clock.lap("embed")
+        routed = route(themes, vecs, analysis.pastoral, exclude=exclude)  # the floor was calibrated on this routing
+        stance = perspective.stance(analysis, themes, exclude)
+        if stance is None:
+            return Reading(analysis, vecs[0], vecs, routed, routed, stance, exclude, text=clean)
+        told = one_more_distress(analysis)  # the stance states a need: one more distress word
+        rows, left_out = perspective.as_told(themes, stance, vecs, exclude)
+        return Reading(told, vecs[0], rows, routed, route(themes, rows, told.pastoral, exclude=left_out), stance, left_out,
+                       text=clean)
 
-        levels = ["verse"] + (["chapter"] if o.chapters else []) + (["pericope"] if o.pericopes and data.pericopes.spans else [])
-        dense = [DenseQuery(i, lv, v) for i, v in enumerate(vectors) for lv in levels] if o.dense else []
-        if o.floor and not o.chapters and o.dense:
-            dense.append(DenseQuery(0, "chapter", q))  # the floor reads the original's chapter similarity
-        exact = self.pool_tables(translation=o.translation, serving=snap).exact_levels if o.exact and dense else {}
-        in_sql, fulltext = [d for d in dense if d.level not in exact], clean if o.hybrid or o.floor else None
-        with self.pool.connection() as conn:  # the database is asked only what memory cannot answer
-            rows = exact_rows([d for d in dense if d.level in exact], exact, o.dense_k, memo) + (retrieve_once(
-                memo, conn, data.space_id, data.dims, in_sql, o.dense_k, o.ef_search, fulltext, translation=o.translation,
-                common=data.common) if in_sql or fulltext else [])
-            lap("retrieve")
-            # the floor needs only what retrieval saw: decide before fusing a pool nobody will read
-            signals = lists.floor_signals(rows, floor_routed, analysis)
-            signals["lexicon"] = lexicon_coverage(clean, data.lexicon)
-            if o.floor and o.dense and data.floor is not None and not (o.crisis and analysis.crisis) and data.floor.abstains(signals):
-                lap("floor")
-                reason = ("nothing in the Bible index fits this question closely enough "
-                          f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
-                return Ranked(analysis, q, [rw for rw, _ in variants], [], True, reason, signals, set(), t, notice=note, data=data)
-            lap("floor")
-            # the sentence tells apart passages a need weighs alike (the prior's ties, a need's own candidates)
-            cosines = verse_cosines(self.pool_tables(translation=o.translation, serving=snap), q) if prior else None
-            ties = cosines if o.prior_ties == "cosine" or (o.prior_ties == "pastoral" and analysis.pastoral) else None
-            fused = (lists.retrieval_lists(rows, variants, o) + ([lists.prior_list(prior, o.pool, ties)] if prior else [])
-                     + lists.label_lists(data.labels, label_text, o, exclude))
-            cands = lists.tag(admit(fuse(fused, prior=prior), o.pool, o.list_depth), data)
-            lap("fuse")
-            if o.expand and cands:
-                top = [c for c in cands[:10] if c.level != "chapter"]
-                extra = lists.crossref_list(cross_references(conn, [(c.start, c.end) for c in top], per_span=3, min_votes=10))
-                if extra is not None:
-                    cands = lists.tag(admit(fuse([*fused, extra], prior=prior), o.pool, o.list_depth), data)
-            if o.need_depth and prior:  # recall for every routed need, chosen with the sentence (o.need_order, o.need_cosine)
-                by_row = (row_cosines(self.pool_tables(translation=o.translation, serving=snap), route_rows, cosines)
-                          if o.need_cosine == "row" else None)  # each need chooses with the words that stated it
-                cands += lists.tag(lists.need_candidates(themes, needs_routed, prior, cosines, o.need_depth, {c.key for c in cands},
-                                                         o.need_order, by_row), data)
-            lap("expand")
-        if o.merge:
-            cands = merge(cands, verses_in_chapter_of, o.collapse_ratio,
-                          data.pericopes.of if o.pericopes and data.pericopes.spans else None)
-        lap("merge")
-        learned = False
-        if o.rerank and reranker is not None:
-            rq = RerankQuery(clean, q, (rw := np.asarray(vectors[1:], np.float32).reshape(-1, len(q))), analysis.pastoral_score,
-                             signals.get("theme", 0.0), analysis.pastoral, prior, o.translation, *expansion.near_labels(data.labels, label_q, rw, exclude))
-            cands, learned = rerank_stage(reranker, rq, cands, self.inputs(snap), o.blend, TUNING.blend_k)
-        lap("rerank")
-        cands = boost_stage.served(cands, o, data, learned=learned, testament=analysis.testament,
-                                   pastoral=analysis.pastoral or (o.genre_scope == "first_person" and analysis.first_person))
-        cands = care.hold_back(cands) if o.abuse_care and analysis.abuse else cands  # not "submit" or "stay" first
-        cands = diversify.stage(cands, o, analysis.pastoral, lambda: self.pool_tables(translation=o.translation, serving=snap),
-                                lambda: [(r.weight, themes.passages[r.theme][:2]) for r in needs_routed])  # both off by default
-        lap("boost")
-        if o.slots and (len(route_rows) > 2 or told):
-            needs = perspective.slot_needs(themes, clause_needs(themes, route_rows, analysis.pastoral, rx), routed, told)
-            cands = fill(cands, [themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth, o.slot_serve)
-        lap("needs")
-        shown = [rw for rw, _ in variants]
-        stems = disp.terms([clean] + [rw.theme or rw.text for rw in shown[1:] if rw.source != "llm"])
-        return Ranked(analysis, q, shown, cands, False, None, signals, stems, t, notice=note, data=data)
+    def _rewrite(self, r: Reading, themes: ThemeIndex, o: SearchOptions, v: Variant) -> None:
+        """Step back: the routed themes' rewrites (and an LLM gateway's need phrases, which route too, so their themes'
+        human judgments join the prior and the need slots), then the human-vote prior of everything routed."""
+        r.variants, r.note = rewrites(themes, r.routed, r.text, TUNING.max_rewrites, self.llm if o.llm_rewrites else None)
+        llm_texts = [rw.text for rw, theme in r.variants[1:] if theme < 0]
+        llm_vecs = self.encode(llm_texts) if llm_texts else np.zeros((0, len(r.q)), np.float32)
+        it = iter(llm_vecs)
+        r.vectors = [r.q] + [themes.rewrite_vectors[theme] if theme >= 0 else next(it) for _, theme in r.variants[1:]]
+        r.route_rows = np.vstack([r.rows, llm_vecs])  # the sentence, its clauses, a stance's cue, LLM phrases
+        r.needs_routed = route(themes, r.route_rows, r.analysis.pastoral, exclude=r.left_out) if llm_texts else r.routed
+        r.prior = prior_scores(themes, r.needs_routed, v.specific) if v.prior else {}
+
+    def _retrieve(self, conn, r: Reading, data: EngineData, tables: PoolTables, o: SearchOptions, v: Variant,
+                  memo: dict | None) -> list:
+        """Dense search per query variant and level (exact, from the vectors in memory; the pericope level through
+        its HNSW graph) and one full-text search of the sentence."""
+        levels = ["verse"] + (["chapter"] if v.chapters else []) + (["pericope"] if o.pericopes and data.pericopes.spans else [])
+        dense = [DenseQuery(i, lv, vec) for i, vec in enumerate(r.vectors) for lv in levels] if v.dense else []
+        if v.floor and not v.chapters and v.dense:
+            dense.append(DenseQuery(0, "chapter", r.q))  # the floor reads the original's chapter similarity
+        exact = tables.exact_levels if dense else {}
+        in_sql, fulltext = [d for d in dense if d.level not in exact], r.text if v.hybrid or v.floor else None
+        return exact_rows([d for d in dense if d.level in exact], exact, TUNING.dense_k, memo) + (retrieve_once(
+            memo, conn, data.space_id, data.dims, in_sql, TUNING.dense_k, TUNING.ef_search, fulltext,
+            translation=o.translation, common=data.common) if in_sql or fulltext else [])
+
+    def _fuse(self, r: Reading, rows: list, data: EngineData, tables: PoolTables, o: SearchOptions, v: Variant,
+              exclude: frozenset[str]) -> list[Candidate]:
+        """Weighted RRF of every retrieval list, the prior and the labels; each list's top joins the pool whatever the
+        fusion says, and each routed need's best passages after it (recall first)."""
+        fused = (lists.retrieval_lists(rows, r.variants, v, o.pericopes)
+                 + ([lists.prior_list(r.prior, TUNING.pool)] if r.prior else [])
+                 + (lists.label_lists(data.labels, r.text, exclude) if v.labels else []))
+        cands = lists.tag(admit(fuse(fused, prior=r.prior), TUNING.pool, TUNING.list_depth), data)
+        if r.prior:  # chosen with the sentence: it tells apart passages a need weighs alike
+            cands += lists.tag(lists.need_candidates(data.themes, r.needs_routed, r.prior, verse_cosines(tables, r.q),
+                                                     TUNING.list_depth, {c.key for c in cands}), data)
+        return cands
+
+    def _rerank(self, r: Reading, cands: list[Candidate], data: EngineData, snap: Serving, reranker: Reranker | None,
+                o: SearchOptions, v: Variant, signals: dict[str, float], exclude: frozenset[str]) -> tuple[list[Candidate], bool]:
+        if not (v.rerank and reranker is not None):
+            return cands, False
+        rw = np.asarray(r.vectors[1:], np.float32).reshape(-1, len(r.q))
+        rq = RerankQuery(r.text, r.q, rw, r.analysis.pastoral_score, signals.get("theme", 0.0), r.analysis.pastoral, r.prior,
+                         o.translation, *expansion.near_labels(data.labels, r.q, rw, exclude))
+        return rerank_stage(reranker, rq, cands, self.inputs(snap), v.blend, TUNING.blend_k)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:
         """Raises QueryValidationError for text that cannot be searched; everything else is an answer."""
         started = time.perf_counter()
-        opts, k = SearchOptions(**options), max(1, min(int(k), 50))
+        opts, k = SearchOptions(**options), max(1, min(int(k), MAX_K))
         snap, ranked = self.serving, self.rank(text, opts)
         data = ranked.data  # the pinned verse reads the reranker's verse vectors when ranking saw this snapshot
         tables = snap.tables.get(opts.translation) if data is snap.data else None
@@ -265,5 +248,5 @@ class Engine:
         ranked.timings["display"] = round((time.perf_counter() - clock) * 1000, 2)
         ranked.timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return SearchResponse(query=text, abstained=ranked.abstained, reason=ranked.reason, notice=ranked.notice,
-                              crisis_help=care.help_now(ranked.analysis, opts),
-                              analysis=ranked.analysis, rewrites=ranked.rewrites, timings=ranked.timings, results=results)
+                              crisis_help=care.help_now(ranked.analysis), analysis=ranked.analysis,
+                              rewrites=ranked.rewrites, timings=ranked.timings, results=results)

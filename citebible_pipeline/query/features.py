@@ -215,13 +215,6 @@ def verse_cosines(t: PoolTables, q: np.ndarray) -> Callable[[np.ndarray, np.ndar
     return spans
 
 
-def row_cosines(t: PoolTables, rows: np.ndarray, first: Callable[[np.ndarray, np.ndarray], np.ndarray]
-                ) -> Callable[[int], Callable[[np.ndarray, np.ndarray], np.ndarray]]:
-    """Per routing row (`Routed.row`: the sentence, a clause, an LLM need phrase) its `verse_cosines`, each made once
-    and only when a need asks; row 0, the sentence's, is `first`, already made."""
-    return functools.cache(lambda r: first if r == 0 else verse_cosines(t, rows[r]))
-
-
 def candidate_vectors(t: PoolTables, cands: Sequence[Candidate], lo: np.ndarray | None = None,
                       hi: np.ndarray | None = None) -> np.ndarray:
     """(len(cands), d) unit vectors: a chapter's own, else the unit mean of its verses' (a zero row: no verse

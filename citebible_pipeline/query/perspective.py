@@ -1,17 +1,17 @@
 """Where the reader stands (pure): two stances a sentence's vector cannot tell apart, so routing must be told.
 
-The reader who did the wrong (SearchOptions.confession, rule P'': README "Thirtieth step"): "I cheated on my wife" sits
+The reader who did the wrong (rule P'': docs/decisions.md): "I cheated on my wife" sits
 beside the betrayal need's cue "my partner cheated on me", and was answered with passages for the wronged ("do not
 avenge yourselves"). A reader who says they did the wrong (`analyze.CONFESSION`) is routed as the one who did it: the
 needs that answer the wronged are left out and the guilt need speaks.
 
-The reader angry at God (SearchOptions.complaint, rule L: README "Thirty-second step"): "I'm angry at God" routes to the
+The reader angry at God (rules L and L': docs/decisions.md): "I'm angry at God" routes to the
 themes named for anger ("be angry and sin not", the anger need written for anger at people) and meets passages of God's
 own anger ("who knows the power of your anger"). Anger whose object is God (`analyze.COMPLAINT`) is a complaint to God,
 the Bible's lament (Job 3, Psalm 88, Jeremiah 20): the themes named for anger are left out and the lament need speaks.
 
 Either way the stance's need has its cue nearest the sentence as a routing row of its own, as a clause stating that
-need would (crisis.with_need does the same for despair), and a need slot beside the sentence's situation (stage 9), and
+need would, and a need slot beside the sentence's situation (stage 9), and
 the stance counts as one distress word (`analyze.one_more_distress`, the engine): it states its need by its words
 ("I blame God", "I stole from my employer")."""
 
@@ -35,14 +35,12 @@ LAMENT = "pastoral:lament"  # "lament and honest complaint to God"
 ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
 
 
-def stance(analysis: Analysis, confession: bool = True, complaint: bool = True, themes: ThemeIndex | None = None,
-           exclude: frozenset[str] = frozenset()) -> str | None:
+def stance(analysis: Analysis, themes: ThemeIndex | None = None, exclude: frozenset[str] = frozenset()) -> str | None:
     """The need the reader's stance names (the guilt need for a confession, lament for a complaint to God), None for
     neither; a sentence that is both reads as the confession (its rule came first). A stance acts only where its need
-    can speak (rule L', README "Thirty-sixth step"): with its need left out of routing (`exclude`: training leaves each
-    query's own theme out) it is None, so a need's own cue ("I blame God for what happened") trains as it reads
-    without the stance, and the switch trains nothing."""
-    need = WRONGDOER if confession and analysis.confesses else LAMENT if complaint and analysis.complains else None
+    can speak (rule L'): with its need left out of routing (`exclude`: training leaves each query's own theme out) it
+    is None, so a need's own cue ("I blame God for what happened") trains as it reads without the stance."""
+    need = WRONGDOER if analysis.confesses else LAMENT if analysis.complains else None
     return None if need is not None and themes is not None and held_out(themes, need, exclude) else need
 
 

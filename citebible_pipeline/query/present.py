@@ -76,7 +76,7 @@ def overlaps(r: Result, other: Result) -> bool:
 
 def answer(conn, data: EngineData, ranked, translation: str, k: int,
            vectors: tuple[np.ndarray, np.ndarray] | None = None) -> list[Result]:
-    """What a reader sees of a ranking (`engine.Ranked`): nothing when it abstained; an explicit reference looked up
+    """What a reader sees of a ranking (`reading.Ranked`): nothing when it abstained; an explicit reference looked up
     (when the index has no verses for a real one, `ranked` is marked abstained with the reason); else the top k, with
     a reference the sentence names pinned first."""
     def lookup() -> list[Result]:

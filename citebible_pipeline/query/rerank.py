@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 CE_INPUTS: tuple[str, ...] = ("query", "passage:best3_verses")  # what a stored cross-encoder was trained on
 PASSAGE_VERSES = 3  # a chapter or long range is shown to a cross-encoder as its 3 verses nearest the query
 KINDS = ("features", "cross_encoder")
-BOOSTER_SEP = "\n#citebible: next booster\n"  # between the members of a stored ensemble (RerankConfig.ensemble)
 ENV = "CITEBIBLE_RERANKER"
 
 
@@ -79,8 +78,7 @@ def apply(reranker: Reranker | None, query: RerankQuery, cands: list[Candidate],
 
 class FeatureReranker(Reranker):
     """LightGBM lambdarank over the pool's own signals; its scores become exp(s - max) so that the soft
-    genre boost after it stays a nudge (x1.3 is +0.26 on the model's scale). A text of several boosters (joined by
-    BOOSTER_SEP: an ensemble of seeds) scores the mean of their raw scores."""
+    genre boost after it stays a nudge (x1.3 is +0.26 on the model's scale)."""
 
     kind = "features"
     learned = True
@@ -95,11 +93,11 @@ class FeatureReranker(Reranker):
         import lightgbm as lgb
 
         try:
-            self.boosters = [lgb.Booster(model_str=part) for part in model_text.split(BOOSTER_SEP)]
+            self.booster = lgb.Booster(model_str=model_text)
         except Exception as exc:  # LightGBMError on a corrupt text
             raise RerankerError(f"reranker model {model_id} does not load: {exc}") from exc
-        if any(b.num_feature() != len(FEATURES) for b in self.boosters):
-            raise RerankerMismatch(f"reranker model {model_id} expects {self.boosters[0].num_feature()} features, "
+        if self.booster.num_feature() != len(FEATURES):
+            raise RerankerMismatch(f"reranker model {model_id} expects {self.booster.num_feature()} features, "
                                    f"this code computes {len(FEATURES)}: materialize reranker_model again")
         self.tables = tables
         self.model_id = model_id
@@ -107,7 +105,7 @@ class FeatureReranker(Reranker):
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         with self._lock:
-            return np.mean([np.asarray(b.predict(X, num_threads=1), np.float64) for b in self.boosters], axis=0)
+            return np.asarray(self.booster.predict(X, num_threads=1), np.float64)
 
     def rerank(self, query: RerankQuery, cands: list[Candidate], inputs: RerankInputs) -> list[Candidate]:
         if not cands:

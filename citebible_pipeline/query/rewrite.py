@@ -1,7 +1,7 @@
 """Stage 2b, rewrite: the original query (always kept, weighted highest) plus up to four step-back
 rewrites. The offline default reads them off the routed themes; an optional LLM behind an
-OpenAI-compatible or Ollama HTTP gateway may write them instead, with a strict timeout and the offline
-rewrites as fallback on any error. LLM text only feeds retrieval: it is never shown as scripture."""
+OpenAI-compatible or Ollama HTTP gateway adds its need phrases, with a strict timeout and the offline
+rewrites alone on any error. LLM text only feeds retrieval: it is never shown as scripture."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 import requests
 
@@ -71,11 +70,10 @@ def llm_rewrites(cfg: LLMConfig, query: str, limit: int) -> list[str]:
     return phrases[:limit]
 
 
-def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int, llm: LLMConfig | None = None,
-             mode: Literal["add", "replace"] = "add") -> tuple[list[tuple[Rewrite, int]], str | None]:
-    """The rewrites to search with, and a note when the LLM failed and the offline ones were used. `mode`
-    (SearchOptions.llm_rewrites): "add", the LLM's phrases join the offline rewrites (rule A, README); "replace", they
-    take their place."""
+def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int, llm: LLMConfig | None = None
+             ) -> tuple[list[tuple[Rewrite, int]], str | None]:
+    """The rewrites to search with, and a note when the LLM failed and the offline ones were used. The LLM's phrases
+    join the offline rewrites (replacing them was measured and left off: docs/decisions.md)."""
     offline = offline_rewrites(index, routed, original, limit)
     if llm is None or limit == 0:
         return offline, None
@@ -84,5 +82,4 @@ def rewrites(index: ThemeIndex, routed: list[Routed], original: str, limit: int,
     except Exception as exc:  # any failure of an optional helper falls back, and says so
         log.warning("LLM rewriter failed (%s: %s); using the offline rewrites", type(exc).__name__, exc)
         return offline, f"llm rewriter unavailable ({type(exc).__name__}); offline rewrites used"
-    kept = offline if mode == "add" else offline[:1]
-    return [*kept, *((Rewrite(text=p, source="llm", weight=TUNING.rewrite_weight), -1) for p in phrases)], None
+    return [*offline, *((Rewrite(text=p, source="llm", weight=TUNING.rewrite_weight), -1) for p in phrases)], None

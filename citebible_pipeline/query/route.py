@@ -5,13 +5,13 @@ topic themes through their names, so a reader's sentence reaches the need, not o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from citebible_pipeline.query.spans import SPAN, coverage_of, flatten, span_keys, span_max, span_sums
+from citebible_pipeline.query.spans import SPAN, span_keys, span_sums
 from citebible_pipeline.query.tuning import TUNING
 
 
@@ -29,7 +29,6 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
-    specificity_all: list[np.ndarray] | None = None  # by exact span over every theme, layers pooled (SearchOptions)
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -40,12 +39,6 @@ class ThemeIndex:
     def pastoral_mask(self) -> np.ndarray:
         return np.asarray(self.kinds) == "pastoral"
 
-    @cached_property
-    def specificity_verse(self) -> list[np.ndarray]:
-        """`specificity` by verse, not by exact span (SearchOptions.specific_scope 'verse', off by default): made on
-        first use, so engine start-up does not pay for a switch nobody set."""
-        return specificity(self.passages, layers=self.kinds, unit="verse")
-
 
 @dataclass(frozen=True)
 class Routed:
@@ -53,8 +46,6 @@ class Routed:
     score: float
     weight: float  # share of the routing mass among the routed themes
     row: int = 0  # the row it scored best on: 0 the sentence, then its clauses (and any LLM need phrases)
-
-
 
 
 _CLAUSE = re.compile(r"\s*(?:[,;.!?]+|\s(?:and|but|because|since|so|while|yet)\s)\s*", re.I)
@@ -68,26 +59,16 @@ def clauses(text: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset(),
-                 evidence: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-    """(n_themes,) for one query vector, (n_themes, rows) for a matrix of the query and its clauses. `evidence`
-    (query/evidence.py): each score becomes its mean with the theme's evidence for that row."""
+def theme_scores(index: ThemeIndex, query: np.ndarray, pastoral: bool, exclude: frozenset[str] = frozenset()) -> np.ndarray:
+    """(n_themes,) for one query vector, (n_themes, rows) for a matrix of the query and its clauses."""
     single = query.ndim == 1
     sims = index.cue_vectors @ np.atleast_2d(query).T
     scores = np.maximum.reduceat(sims, index.cue_starts, axis=0)
     if pastoral:
         scores = scores + TUNING.pastoral_bonus * index.pastoral_mask[:, None]
-    if evidence is not None:
-        scores = (scores + evidence(np.atleast_2d(query))) / 2
     if exclude:  # calibration and training leave a query's own topic (and its near duplicates) out
         scores[excluded(index.split_keys, exclude)] = -1.0
     return scores[:, 0] if single else scores
-
-
-def nearest_is_need(index: ThemeIndex, query: np.ndarray, exclude: frozenset[str] = frozenset()) -> bool:
-    """Whether the theme nearest the sentence (no pastoral bonus: intent is what is being decided) is a pastoral need."""
-    scores = theme_scores(index, query, pastoral=False, exclude=exclude)
-    return bool(len(scores)) and bool(index.pastoral_mask[int(np.argmax(scores))])
 
 
 class SplitKeys(list):
@@ -114,18 +95,12 @@ def excluded(split_keys: list[str], exclude: frozenset[str]) -> np.ndarray:
 
 
 def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNING.top_themes, margin: float = TUNING.margin,
-          exclude: frozenset[str] = frozenset(), need_row: bool = False,
-          evidence: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Routed]:
+          exclude: frozenset[str] = frozenset()) -> list[Routed]:
     """Per row (the whole query, then each clause): the best themes within `margin` of that row's best,
     weighted by a softmax of similarity; each row holds an equal share of the routing mass, so a
-    second need in the sentence is not drowned by the first. `need_row` (on pastoral intent only): one more
-    row, the pastoral needs alone (`needs_row`)."""
-    scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude, evidence)
+    second need in the sentence is not drowned by the first."""
+    scores = theme_scores(index, np.atleast_2d(query), pastoral, exclude)
     rows = stated(scores)
-    needs = needs_row(index, scores, exclude) if need_row and pastoral else None
-    if needs is not None and np.isfinite(needs).any():
-        scores = np.column_stack([scores, needs])
-        rows = [*rows, scores.shape[1] - 1]
     n_rows = len(rows)
     best_score: dict[int, float] = {}
     best_row: dict[int, int] = {}
@@ -142,18 +117,7 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
             mass[i] = mass.get(i, 0.0) + float(x) / n_rows
     ranked = sorted(mass, key=lambda i: (-mass[i], -best_score[i]))[:top]
     total = sum(mass[i] for i in ranked)
-    n_given = np.atleast_2d(query).shape[0]  # the needs' own row is a max over these: its row is the one it came from
-    return [Routed(i, best_score[i], mass[i] / total,
-                   best_row[i] if best_row[i] < n_given else int(np.argmax(scores[i, :n_given]))) for i in ranked]
-
-
-def needs_row(index: ThemeIndex, scores: np.ndarray, exclude: frozenset[str] = frozenset()) -> np.ndarray:
-    """The needs' own routing row: each pastoral need at its best over the sentence and every clause (a clause stating
-    no topic may still state the need: "I'm a pastor | I'm completely burned out"), every topic out of it. A topic name
-    sharing one noun with the sentence ("hating your brother" for "anger toward God for letting my brother die") can
-    win every row; this row is held by the needs alone, at the equal share every stated row holds."""
-    keep = index.pastoral_mask & ~excluded(index.split_keys, exclude) if exclude else index.pastoral_mask
-    return np.where(keep, scores.max(axis=1), -np.inf)
+    return [Routed(i, best_score[i], mass[i] / total, best_row[i]) for i in ranked]
 
 
 def held_out(index: ThemeIndex, key: str, exclude: frozenset[str]) -> bool:
@@ -192,57 +156,37 @@ def clause_needs(index: ThemeIndex, vectors: np.ndarray, pastoral: bool, exclude
 
 
 def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power: float = TUNING.specificity_power,
-                layers: Sequence[str] | None = None, unit: str = "span") -> list[np.ndarray]:
+                layers: Sequence[str] | None = None) -> list[np.ndarray]:
     """Per theme and passage: how specific the passage is to this theme rather than to everything, as a smoothed
-    inverse theme frequency log(1 + N/df) / log(1 + N) (N themes, df = themes listing the passage), to `power`.
-    A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
+    inverse theme frequency log(1 + N/df) / log(1 + N) (N themes, df = themes listing exactly this (start, end)), to
+    `power`. A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
     passages still win where they are specific: the factor scales their vote share, it does not replace it.
     `layers` (a kind per theme): N and df count only the themes of the theme's own layer, so a passage under 15
-    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it.
-    `unit` "verse": df is the most themes listing any one of the passage's verses (`verse_df`), so Psalm 34:17-20,
-    34:18 and 34:17-18 are one famous passage, as the concentration measure counts them; "span": the themes listing
-    exactly this (start, end)."""
+    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it."""
     if layers is not None:
         out: list[np.ndarray] = [np.ones(0)] * len(passages)
         for layer in dict.fromkeys(layers):
             rows = [i for i, k in enumerate(layers) if k == layer]
-            for i, spec in zip(rows, specificity([passages[i] for i in rows], power, unit=unit)):
+            for i, spec in zip(rows, specificity([passages[i] for i in rows], power)):
                 out[i] = spec
         return out
     n = len(passages)
     if n == 0:
         return []
-    if unit == "verse":
-        return [(np.log1p(n / df) / np.log1p(n)) ** power for df in verse_df(passages)]
     keys = [span_keys(s, e) for s, e, _ in passages]
     uniq, df = np.unique(np.concatenate(keys), return_counts=True)
     idf = (np.log1p(n / df) / np.log1p(n)) ** power
     return [idf[np.searchsorted(uniq, k)] for k in keys]
 
 
-def verse_df(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """Per theme and passage: the most themes that list some passage covering one verse of it (coverage_table,
-    span_max): array work, no loop over verses."""
-    if not passages:
-        return []
-    starts, ends, groups = flatten(passages)
-    return np.split(span_max(coverage_of(starts, ends, groups), starts, ends), np.cumsum([len(s) for s, _, _ in passages])[:-1])
-
-
-SCOPE_FIELDS = {"layer": "specificity", "verse": "specificity_verse", "all": "specificity_all"}  # ThemeIndex field per scope
-
-
-def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True, scope: str = "layer"
-                 ) -> dict[tuple[int, int], float]:
+def prior_scores(index: ThemeIndex, routed: list[Routed], specific: bool = True) -> dict[tuple[int, int], float]:
     """Passage -> sum over routed themes of routing weight x the passage's share of the theme's votes (x its
-    specificity to that theme when `specific` and the index has it: among its layer's themes by exact span, `scope`
-    "verse" by verse, "all" by exact span over every theme)."""
+    specificity to that theme among its layer's themes when `specific` and the index has it)."""
     if not routed:
         return {}
     starts = np.concatenate([index.passages[r.theme][0] for r in routed])
     ends = np.concatenate([index.passages[r.theme][1] for r in routed])
-    # read only the scope asked for (`specificity_verse` is made on first use); an unknown scope is a KeyError
-    spec = getattr(index, SCOPE_FIELDS[scope]) if specific else None
+    spec = index.specificity if specific else None
     weights = np.concatenate([index.passages[r.theme][2] * r.weight * (spec[r.theme] if spec is not None else 1.0)
                               for r in routed])
     keys, sums = span_sums(starts, ends, weights)

@@ -5,7 +5,7 @@ to the whole sentence first); a single-need sentence is unchanged."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -17,14 +17,8 @@ Need = tuple[np.ndarray, np.ndarray]  # start ids, end ids of the passages a the
 
 
 def serves(c: Candidate, need: Need) -> bool:
-    """The candidate overlaps a passage the need's theme lists."""
-    starts, ends = need
-    return bool(np.any((starts <= c.end) & (ends >= c.start)))
-
-
-def serves_half(c: Candidate, need: Need) -> bool:
-    """At least half of the candidate's verses lie within passages the need lists (SearchOptions.slot_serve 'half'): a
-    need lists hundreds of passages, so a chapter overlaps one of them almost always."""
+    """At least half of the candidate's verses lie within passages the need lists: a need lists hundreds of passages,
+    so a chapter overlaps one of them almost always (mere overlap was measured and left off: docs/decisions.md)."""
     starts, ends = need
     hit = (starts <= c.end) & (ends >= c.start)
     if not hit.any():
@@ -34,23 +28,21 @@ def serves_half(c: Candidate, need: Need) -> bool:
     return 2 * covered >= span_verses(c.start, c.end)
 
 
-def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int, serve: str = "overlap") -> list[Candidate]:
+def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int) -> list[Candidate]:
     """Reorder so each need with a candidate within `depth` has one in the top k. The promoted candidate takes
     the last top slot; the candidate it displaces is the lowest-ranked one that is not the only one serving an
-    already-served need, never the first. Fewer than two needs: unchanged. `serve`: what serving a need is
-    (SearchOptions.slot_serve: "overlap" `serves`, "half" `serves_half`)."""
+    already-served need, never the first. Fewer than two needs: unchanged."""
     if len(needs) < 2 or len(cands) <= k:
         return cands
-    ok = SERVES[serve]
     order = list(cands)
     for need in needs:
         top = order[:k]
-        if any(ok(c, need) for c in top):
+        if any(serves(c, need) for c in top):
             continue
-        found = next((i for i in range(k, min(depth, len(order))) if ok(order[i], need)), None)
+        found = next((i for i in range(k, min(depth, len(order))) if serves(order[i], need)), None)
         if found is None:
             continue
-        victim = next((j for j in range(k - 1, 0, -1) if _replaceable(top, j, needs, ok)), None)
+        victim = next((j for j in range(k - 1, 0, -1) if _replaceable(top, j, needs)), None)
         if victim is None:
             continue
         promoted, displaced = order[found], top[victim]
@@ -59,10 +51,7 @@ def fill(cands: list[Candidate], needs: Sequence[Need], k: int, depth: int, serv
     return order
 
 
-def _replaceable(top: list[Candidate], j: int, needs: Sequence[Need], ok: Callable[[Candidate, Need], bool]) -> bool:
+def _replaceable(top: list[Candidate], j: int, needs: Sequence[Need]) -> bool:
     """Removing top[j] leaves every need the top already serves still served."""
     others = top[:j] + top[j + 1:]
-    return all(any(ok(c, n) for c in others) for n in needs if ok(top[j], n))
-
-
-SERVES: dict[str, Callable[[Candidate, Need], bool]] = {"overlap": serves, "half": serves_half}
+    return all(any(serves(c, n) for c in others) for n in needs if serves(top[j], n))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import logging
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -20,7 +19,6 @@ import numpy as np
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
-from citebible_pipeline.query import boost, duty
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
@@ -65,22 +63,6 @@ class EngineData:
     common: tuple[str, ...]  # lexemes too common for full text
     pericopes: Pericopes
     translations: frozenset[str]
-
-    @cached_property
-    def learned_boosts(self) -> dict[str, float]:
-        """The genre weights read from the themes (SearchOptions.genre_weights 'learned', off by default): made on
-        first use, so engine start-up does not pay for a switch nobody set."""
-        return boost.learned_boosts(self.themes.kinds, self.themes.passages, self.genres)
-
-    @cached_property
-    def duties(self) -> duty.DutyIndex:
-        """The Nave's sub-entry labels' runs, all and duties (SearchOptions.duty_labels, off): made on first use."""
-        return duty.build(self.labels.texts, self.labels.passages)
-
-    @cached_property
-    def duty_lift(self) -> float:
-        """How much less a pastoral need's human judgments lean on duty labels than the other themes' (query.duty)."""
-        return duty.lift(self.duties, self.themes.kinds, self.themes.passages)
 
 
 def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> EngineData:
@@ -134,7 +116,7 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
         split_keys=SplitKeys(m[5] for m in meta), cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
-        passages=arrays, specificity=specificity(arrays, layers=kinds), specificity_all=specificity(arrays),
+        passages=arrays, specificity=specificity(arrays, layers=kinds),
     )
 
 

@@ -43,16 +43,22 @@ class Tuning:
                                 "sentence's, since a rewrite's need is narrower) feed rw_label_* (query.features)")
     bm25_k1: float = _w(1.2, "rule: the usual BM25 defaults (Robertson; Lucene's k1 1.2, b 0.75), not tuned")
     bm25_b: float = _w(0.75, "rule: the usual BM25 defaults (with bm25_k1), not tuned")
-    crossref_weight: float = _w(0.3, "set by hand: cross-reference expansion only nudges (+expand moved held-out "
-                                "nDCG@10 by +0.001 in the ablation table)")
+    # retrieval sizes (engine): formerly per-search options, fixed when the stages were written
+    dense_k: int = _w(30, "set by hand: nearest neighbours per query variant and level; inside the architecture's wide "
+                      "pool of 30-50")
+    ef_search: int = _w(60, "rule: HNSW ef_search above dense_k (an ef_search below LIMIT returns fewer rows); the "
+                        "pericope level's graph only, verses and chapters are searched exactly")
+    pool: int = _w(50, "rule from the architecture: rerank a wide pool (30-50) after fusion")
+    max_rewrites: int = _w(4, "rule from the architecture: the original and at most 4 rewrites (5 queries); an LLM "
+                           "gateway adds at most this many phrases too")
+    collapse_ratio: float = _w(0.5, "set by hand: a chapter absorbs its verses when at least half of them were hit "
+                               "(merge.merge)")
     # final score (boost.final_scores)
     list_depth: int = _w(10, "rule stated before measuring: each retrieval list's top 10 (what nDCG@10 reads) reaches the "
                          "reranker whatever the fusion says (fuse.admit)")
     prior_weight: float = _w(0.6, "set by hand: final = fused/best + 0.6 * prior/best, so the fused order leads on a tie")
     specificity_power: float = _w(1.0, "rule stated before measuring: plain smoothed IDF over the themes (1); 2 was "
                                   "the only other value tried, on the dev sentences (README, issue 22)")
-    learned_boost_power: float = _w(0.5, "rule stated before measuring: the square root of a genre's lift, so the learned "
-                                    "weights stay soft like the set ones (boost.learned_boosts; measured, README)")
     testament_boost: float = _w(1.1, "rule: a named testament is a hint, +10 %, never a filter")
     min_genre_boost: float = _w(0.05, "rule: a soft boost never multiplies by 0 (architecture)")
     blend_k: int = _w(60, "rule stated before measuring: the RRF paper's k again, so the learned and the fused order "
@@ -69,9 +75,6 @@ class Tuning:
     slot_k: int = _w(5, "rule from the issue: the top 5 carries the best candidate of each need")
     slot_depth: int = _w(20, "rule stated before measuring: a need's candidate is promoted only from the whole sentence's "
                          "top 20, so relevance to the sentence comes first")
-    # diversify (diversify.mmr and diversify.xquad, pastoral intent; xQuAD takes MMR's lambda by rule O, README)
-    mmr_lambda: float = _w(0.5, "rule stated before measuring: relevance and novelty count alike (the usual default, "
-                           "e.g. LangChain's max_marginal_relevance_search); the top slot_k chosen from the top slot_depth")
     # pastoral intent (analyze.pastoral_score)
     first_person_weight: float = _w(0.4, "rule stated with the classifier: first-person voice is the strongest cue")
     distress_weight: float = _w(0.3, "rule stated with the classifier: per distress word, at most two")

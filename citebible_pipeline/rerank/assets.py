@@ -13,7 +13,6 @@ from dagster import (
     asset,
     asset_check,
 )
-from pydantic import field_validator
 
 from citebible_pipeline.embeddings.assets import EmbedderResource, passage_embeddings
 from citebible_pipeline.gold.access import heldout_texts
@@ -38,45 +37,6 @@ class RerankConfig(Config):
     # before measuring): cap 32 moved dev hit@5 0.489 -> 0.544, top-passage share 0.352 -> 0.239, Nave's nDCG@10
     # 0.162 -> 0.165, held-out topics 0.416 -> 0.407; cap 8 lost more on the votes (0.399). 0: labels as voted.
     debias_cap: int = 32
-    # Every training-side Nave's entry the evaluation's query rule accepts as a training query beside the topic names
-    # (rerank.pools.nave_queries; the model already learns Nave's listings through the nave:<subject> themes' names
-    # and the pastoral cues' themes). Measured on fresh-clone builds (2026-12-01, README): Nave's held-out nDCG@10
-    # 0.182 -> 0.210, but the reader sentences 0.306 -> 0.281 (hit@5 0.600 -> 0.556) and curated pastoral/study
-    # 0.392/0.695 -> 0.383/0.689: off by default, every sentence set says it generalizes worse to readers.
-    nave_queries: bool = False
-    # The hub count by verse (rerank.train.debias_labels): a passage counts the pools of its most counted verse, so a
-    # famous verse's chapter and its ranges are the one hub the concentration measure sees. The rule fixed before
-    # measuring; False: by exact span. Measured on one graph (issue 22, ninth step, with the first four label features):
-    # dev nDCG@10 0.335 -> 0.319, hit@5 0.622 -> 0.656, top share 0.125 -> 0.114, Nave's held-out 0.233 -> 0.246, curated
-    # pastoral 0.381 -> 0.309 (cap 64: 0.323, 0.644, 0.114, 0.237, 0.340): mixed, so off.
-    debias_by_verse: bool = False
-    # A whole chapter's label is this many grades below the best passage it covers (rerank.train.chapter_labels; the
-    # rule, one grade, fixed before measuring). 0: a chapter earns what it covers, as the evaluation credits it.
-    chapter_grade_drop: int = 0
-    # Or a chapter's grade scaled by the share of its verses the query's votes cover, rounded up (the same function;
-    # the rule fixed before measuring). False: as covered.
-    chapter_label_share: bool = False
-    # Each training pastoral cue joined to this many topic names it shares no verse with ("<cue>, because of <topic>"),
-    # graded as the cue, so a noun-level match is a negative (rerank.pools.composite_queries; 3 the rule fixed before
-    # measuring, README "Fourteenth step"). 0: none.
-    composites: int = 0
-    # Boosters averaged, trained on the same pools with seeds seed..seed+ensemble-1 (rerank.train.train_ensemble; 4, the
-    # seeds rule D reads, fixed before measuring, README "Twentieth step"). 1: one booster.
-    ensemble: int = 1
-    # The lambdarank gain of each grade 0-3 (None: LightGBM's 2^grade - 1, i.e. 0, 1, 3, 7). Linear gains [0, 1, 2, 3]
-    # measured on eight seeds (rule Y, README "Thirty-fourth step"): dev nDCG@10 0.346 -> 0.353 but hit@5 0.710 -> 0.685,
-    # pastoral hit@5 0.632 -> 0.599 and the top share 0.101 -> 0.138: flatter gains bring the famous passages back.
-    # Steeper [0, 3, 15, 63] (rule Y2): top share 0.094, but nDCG@10 0.337 and held-out topics 0.437 -> 0.430.
-    label_gain: list[float] | None = None
-
-    @field_validator("label_gain")
-    @classmethod
-    def _gain_per_grade(cls, value: list[float] | None) -> list[float] | None:
-        """Refused at launch, not after minutes of pool collection."""
-        from citebible_pipeline.rerank.train import check_label_gain
-
-        check_label_gain(value)
-        return value
 
 
 class CrossEncoderConfig(Config):
@@ -88,21 +48,16 @@ class CrossEncoderConfig(Config):
     max_length: int = 128  # a query and 3 verses; 256 doubles the cost of every pair
 
 
-def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource, topics: int, seed: int,
-           with_nave: bool = False, composites: int = 0):
-    from citebible_pipeline.gold.access import training_nave_passages
-    from citebible_pipeline.gold.nave_set import web_name_words
+def _pools(context: AssetExecutionContext, postgres: PostgresResource, embedder: EmbedderResource, topics: int, seed: int):
     from citebible_pipeline.query.engine import Engine
-    from citebible_pipeline.rerank.pools import collect, nave_queries, training_queries
+    from citebible_pipeline.rerank.pools import collect, training_queries
     from citebible_pipeline.rerank.train import split
 
     engine = Engine(postgres.resolved_url(), embedder=embedder.get(), llm=None, reranker=None)
     with postgres.connect() as conn:
         heldout = heldout_texts(conn)
-        nave = nave_queries(training_nave_passages(conn), web_name_words(conn)) if with_nave else []
-    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed, nave, composites)
-    context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'nave' for q in queries):,} Nave's entries,"
-                     f" {sum(q.kind == 'composite' for q in queries):,} composite sentences);"
+    queries, leak = training_queries(engine, heldout, topics or 1_000_000, seed)
+    context.log.info(f"{len(queries):,} training queries ({sum(q.kind == 'pastoral' for q in queries):,} pastoral cues);"
                      f" leakage guard dropped {len(leak.same_key)} held-out keys and {len(leak.near_duplicates)} near duplicates")
     pools = collect(engine, queries, progress=context.log.info)
     train, valid = split(pools)
@@ -120,10 +75,8 @@ def _validate(engine, valid, model, name: str) -> dict:
     from citebible_pipeline.rerank.train import quality
 
     rows = {}
-    for kind in ("topic", "pastoral", "nave", "composite"):
+    for kind in ("topic", "pastoral"):
         part = [p for p in valid if p.query.kind == kind]
-        if kind in ("nave", "composite") and not part:  # only when nave_queries / composites are on
-            continue
         rows[(kind, "fused (no rerank)")] = quality(engine, part, None)
         rows[(kind, name)] = quality(engine, part, model)
         if kind == "pastoral":  # the served order blends (query.rerank.apply); the model's own order beside it
@@ -142,7 +95,7 @@ def _quality_meta(rows: dict) -> MetadataValue:
     kinds={"postgres", "lightgbm"},
     code_version="7",
     description="LightGBM lambdarank over the query module's pool features, trained on training-side topic names "
-    "and pastoral cues (and Nave's entries with nave_queries; each with its own theme left out of routing), graded by "
+    "and pastoral cues (each with its own theme left out of routing), graded by "
     "OpenBible votes with the hubs' grades debiased (debias_cap) and by Nave's listings; stored in "
     "reranker_models and activated in one transaction when it loads.",
 )
@@ -153,15 +106,11 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     from citebible_pipeline.rerank.train import feature_reranker, fit, training_hash
 
     started = time.perf_counter()
-    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed, config.nave_queries,
-                                                  config.composites)
+    engine, queries, leak, train, valid = _pools(context, postgres, embedder, config.topics, config.seed)
     text, info, train, valid = fit(train, valid, config.seed, config)
     context.log.info(f"pastoral-cue pools weigh {info.pop('pastoral_repeats')}x in training")
     rows = _validate(engine, valid, feature_reranker(engine, text), "feature model")
     settings = {"topics": config.topics, "pastoral_weight": config.pastoral_weight, "debias_cap": config.debias_cap,
-                "debias_by_verse": config.debias_by_verse, "chapter_grade_drop": config.chapter_grade_drop,
-                "chapter_label_share": config.chapter_label_share, "nave_queries": config.nave_queries, "composites": config.composites,
-                "ensemble": config.ensemble, **({"label_gain": config.label_gain} if config.label_gain is not None else {}),
                 "features": list(FEATURES)}
     metrics = {**info, "seed": config.seed, "validation": {f"{k}/{r}": m for (k, r), m in rows.items()},
                "training_queries": sorted({p.query.text for p in train}), "leakage_dropped": leak.dropped}
@@ -172,7 +121,7 @@ def reranker_model(context: AssetExecutionContext, config: RerankConfig, postgre
     context.log.info(f"reranker model {model_id} active: {rows}")
     return MaterializeResult(metadata={
         "model_id": model_id, "train_queries": info["train_queries"], "valid_queries": len(valid),
-        "rounds": info["rounds"], **({"member_rounds": MetadataValue.json(info["member_rounds"])} if "member_rounds" in info else {}),
+        "rounds": info["rounds"],
         "validation": _quality_meta(rows), "debias_cap": config.debias_cap,
         "valid_topic_ndcg_10_gain": round(rows[("topic", "feature model")]["ndcg_10"] - rows[("topic", "fused (no rerank)")]["ndcg_10"], 4),
         "importance": MetadataValue.json(info["importance"]), **_leak_meta(leak),

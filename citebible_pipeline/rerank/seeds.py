@@ -11,7 +11,7 @@ import json
 import logging
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import psycopg
 from pydantic import ValidationError
@@ -20,13 +20,13 @@ from citebible_pipeline.bible.references import format_range
 from citebible_pipeline.gold.access import heldout_texts
 from citebible_pipeline.gold.evaluate import METRICS, EvalRow, evaluate
 from citebible_pipeline.query.engine import Engine
-from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.variant import FULL, Variant
 from citebible_pipeline.query.rerank import FeatureReranker
 from citebible_pipeline.rerank.pools import collect, training_queries
 from citebible_pipeline.rerank.assets import RerankConfig
 from citebible_pipeline.rerank.train import FitSettings, feature_reranker, fit, split
 from citebible_pipeline.retrieval.baselines import RetrievalContext
-from citebible_pipeline.retrieval.pipeline import FULL, variant
+from citebible_pipeline.retrieval.pipeline import variant
 
 log = logging.getLogger(__name__)
 SETS = ("dev_sentences", "dev_pastoral", "nave_heldout", "heldout_topics")  # what rules D and E read
@@ -62,10 +62,10 @@ def seed_model_sets(engine: Engine, conn: psycopg.Connection, seeds: Sequence[in
 
 
 def seed_rows(ctx: RetrievalContext, engine: Engine, models: dict[int, FeatureReranker], limit: int | None = None,
-              query_sets: Sequence[str] = SETS, options: SearchOptions = FULL, label: str = "") -> list[EvalRow]:
-    """`full` (or `options`) under each seed's model (`seed <n><label>`), then each set's mean over the seeds
+              query_sets: Sequence[str] = SETS, stages: Variant = FULL, label: str = "") -> list[EvalRow]:
+    """`full` (or `stages`) under each seed's model (`seed <n><label>`), then each set's mean over the seeds
     (`mean<label>`)."""
-    rows = evaluate(ctx, {f"seed {s}{label}": variant(engine, options, m) for s, m in models.items()}, query_sets, limit=limit)
+    rows = evaluate(ctx, {f"seed {s}{label}": variant(engine, stages, m) for s, m in models.items()}, query_sets, limit=limit)
     return rows + [mean_row([r for r in rows if r.query_set == qs], f"mean{label}") for qs in query_sets]
 
 
@@ -89,14 +89,14 @@ def _refused(flag: str, exc: ValidationError) -> ValueError:
     return ValueError(f"{flag} {'.'.join(map(str, first['loc']))}: {first['msg']}")
 
 
-def serving_options(pairs: Sequence[str]) -> SearchOptions:
-    """`key=value` pairs over the served defaults (`citebible seeds --serve`). A pair that is not a search option, or a
-    value it refuses, is a ValueError naming it."""
-    update = _pairs("--serve", pairs, list(SearchOptions.model_fields), "a search option")
+def serving_variant(pairs: Sequence[str]) -> Variant:
+    """`key=value` stage switches over the served pipeline (`citebible seeds --serve`). A pair that is not a stage
+    switch, or a value that is not a boolean, is a ValueError naming it."""
+    update = _pairs("--serve", pairs, [f.name for f in fields(Variant)], "a stage switch")
     try:
-        return SearchOptions.model_validate({**FULL.model_dump(), **update})
-    except ValidationError as exc:
-        raise _refused("--serve", exc) from exc
+        return Variant.parse(update)
+    except ValueError as exc:
+        raise ValueError(f"--serve {exc}") from exc
 
 
 def training_settings(pairs: Sequence[str]) -> RerankConfig:
@@ -124,7 +124,7 @@ def seed_answers(engine: Engine, models: dict[int, FeatureReranker], text: str, 
     """Each seed's top `k` for one sentence (rule D reads the sample query's under every seed); [] where it abstains."""
     out = {}
     for s, m in models.items():
-        ranked = engine.rank(text, FULL, reranker=m)
+        ranked = engine.rank(text, None, FULL, reranker=m)
         out[s] = [] if ranked.abstained else [format_range(c.start, c.end, whole_chapters=c.level == "chapter")
                                                for c in ranked.candidates[:k]]
     return out

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import random
 import statistics
 from collections.abc import Sequence
@@ -20,10 +19,10 @@ from citebible_pipeline.query.boost import served
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import FEATURES
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.rerank import BOOSTER_SEP, FeatureReranker, Reranker, passage_texts
+from citebible_pipeline.query.rerank import FeatureReranker, Reranker, passage_texts
 from citebible_pipeline.query.rerank import apply as rerank_stage
 from citebible_pipeline.query.tuning import TUNING
-from citebible_pipeline.rerank.pools import POOL_OPTIONS, Pool
+from citebible_pipeline.rerank.pools import POOL_VARIANT, Pool
 
 log = logging.getLogger(__name__)
 VALID_SHARE = 0.15
@@ -42,57 +41,24 @@ def split(pools: Sequence[Pool], share: float = VALID_SHARE) -> tuple[list[Pool]
     return [p for p in pools if bucket(p) >= share], [p for p in pools if bucket(p) < share]
 
 
-def debias_labels(pools: Sequence[Pool], cap: int, by_verse: bool = False) -> list[Pool]:
-    """Popularity handled explicitly (inverse propensity, on the labels): a passage labelled relevant in more
-    than `cap` of these pools is a hub voted for everything (John 3:16, Isaiah 41:10), so its label loses one
-    grade per doubling beyond the cap, never below 1. Rare passages keep their grade. cap <= 0: as voted.
-    `by_verse`: a passage's count is that of its most counted verse (the pools where some relevant candidate covers
-    it), so Matthew 6:33, 6:25-34 and the whole chapter are one hub, as the concentration measure counts them; else
-    by exact span."""
+def debias_labels(pools: Sequence[Pool], cap: int) -> list[Pool]:
+    """Popularity handled explicitly (inverse propensity, on the labels): a passage (by exact span) labelled relevant
+    in more than `cap` of these pools is a hub voted for everything (John 3:16, Isaiah 41:10), so its label loses one
+    grade per doubling beyond the cap, never below 1. Rare passages keep their grade. cap <= 0: as voted."""
     if cap <= 0:
         return list(pools)
     seen: dict[tuple[int, int], int] = {}
-    verses: dict[int, int] = {}
     for p in pools:
-        covered: set[int] = set()
         for c, lab in zip(p.cands, p.labels):
             if lab > 0:
                 seen[(c.start, c.end)] = seen.get((c.start, c.end), 0) + 1
-                if by_verse:
-                    covered.update(range(c.start, c.end + 1))
-        for v in covered:
-            verses[v] = verses.get(v, 0) + 1
     out = []
     for p in pools:
         lab = p.labels.copy()
         for i, c in enumerate(p.cands):
-            n = max((verses.get(v, 0) for v in range(c.start, c.end + 1)), default=0) if by_verse \
-                else seen.get((c.start, c.end), 0)
+            n = seen.get((c.start, c.end), 0)
             if lab[i] > 0 and n > cap:
                 lab[i] = max(1, int(lab[i]) - int(np.log2(n / cap)) - 1)
-        out.append(Pool(p.query, p.rq, p.cands, p.X, lab))
-    return out
-
-
-def chapter_labels(pools: Sequence[Pool], drop: int, by_share: bool = False) -> list[Pool]:
-    """A whole chapter covers every voted verse in it, so graded by the best passage it covers it is a safe bet for
-    any query that votes one of its verses, and the model learns to put long, famous chapters (Matthew 6, James 5)
-    on top of sentences they hardly answer. `drop`: a chapter is labelled that many grades below the best passage it
-    covers (never below 0). `by_share`: its grade is scaled by the share of its verses the query's voted passages
-    cover, rounded up (a chapter that holds any voted verse keeps at least 1; a need that lists the whole chapter
-    keeps its grade). Verses and ranges keep their grade; both off: as covered."""
-    if drop <= 0 and not by_share:
-        return list(pools)
-    out = []
-    for p in pools:
-        lab = p.labels.copy()
-        for i, c in enumerate(p.cands):
-            if c.level != "chapter" or lab[i] <= 0:
-                continue
-            if by_share:
-                voted = {v for g in p.query.passages for v in range(max(g.start, c.start), min(g.end, c.end) + 1)}
-                lab[i] = math.ceil(int(lab[i]) * len(voted) / (c.end - c.start + 1))
-            lab[i] = max(0, int(lab[i]) - max(0, drop))
         out.append(Pool(p.query, p.rq, p.cands, p.X, lab))
     return out
 
@@ -119,8 +85,8 @@ def training_hash(pools: Sequence[Pool], settings: dict) -> str:
 
 def served_order(engine: Engine, pool: Pool, reranker: Reranker | None, blend: bool = True) -> list[Candidate]:
     cands, learned = rerank_stage(reranker, pool.rq, [c.copy() for c in pool.cands], engine.rerank_inputs,
-                                  blend and POOL_OPTIONS.blend, TUNING.blend_k)
-    return served(cands, POOL_OPTIONS, engine.data, learned=learned, pastoral=pool.rq.pastoral, testament=None)
+                                  blend and POOL_VARIANT.blend, TUNING.blend_k)
+    return served(cands, POOL_VARIANT, engine.data.boosts, learned=learned, pastoral=pool.rq.pastoral, testament=None)
 
 
 def quality(engine: Engine, pools: Sequence[Pool], reranker: Reranker | None, blend: bool = True) -> dict[str, float]:
@@ -142,20 +108,14 @@ def _dataset(pools: Sequence[Pool]):
     return lgb.Dataset(X, y, group=[len(p.labels) for p in use], feature_name=list(FEATURES), free_raw_data=False), len(use)
 
 
-def check_label_gain(label_gain: Sequence[float] | None) -> None:
-    if label_gain is not None and (len(label_gain) != 4 or any(g < 0 for g in label_gain)):
-        raise ValueError(f"label_gain gives each grade 0-3 a gain of 0 or more (4 values), got {list(label_gain)}")
-
-
 def train_features(train: Sequence[Pool], valid: Sequence[Pool], seed: int, rounds: int = 400,
-                   patience: int = 40, label_gain: Sequence[float] | None = None) -> tuple[str, dict]:
-    """LightGBM lambdarank, early-stopped on the validation pools; same pools and seed, same model. `label_gain`: the
-    gain of each grade (None: LightGBM's 2^grade - 1)."""
+                   patience: int = 40) -> tuple[str, dict]:
+    """LightGBM lambdarank (LightGBM's own gain per grade, 2^grade - 1), early-stopped on the validation pools; same
+    pools and seed, same model."""
     import lightgbm as lgb
 
-    check_label_gain(label_gain)
     dtrain, n_train = _dataset(train)
-    params = {**LGB_PARAMS, "seed": seed, **({"label_gain": list(label_gain)} if label_gain is not None else {})}
+    params = {**LGB_PARAMS, "seed": seed}
     callbacks, valid_sets = [], []
     if valid:
         dvalid, _ = _dataset(valid)
@@ -169,46 +129,23 @@ def train_features(train: Sequence[Pool], valid: Sequence[Pool], seed: int, roun
     return booster.model_to_string(num_iteration=booster.best_iteration or None), info
 
 
-def train_ensemble(train: Sequence[Pool], valid: Sequence[Pool], seed: int, members: int = 1, rounds: int = 400,
-                   label_gain: Sequence[float] | None = None) -> tuple[str, dict]:
-    """`members` boosters on the same pools, seeds seed..seed+members-1 (bagging over LightGBM's own row and feature
-    sampling), stored as one text that FeatureReranker scores by their mean; one member is `train_features`."""
-    texts, infos = zip(*(train_features(train, valid, seed + i, rounds, label_gain=label_gain) for i in range(max(1, members))))
-    if len(texts) == 1:
-        return texts[0], infos[0]
-    gain: dict[str, float] = {}
-    for info in infos:
-        for f, g in info["importance"].items():
-            gain[f] = gain.get(f, 0.0) + g / len(infos)
-    top = sorted(gain.items(), key=lambda x: -x[1])[:12]
-    rounds = [i["rounds"] for i in infos]  # "rounds" stays an int (one metadata type across runs), each member's beside it
-    return BOOSTER_SEP.join(texts), {"train_queries": infos[0]["train_queries"], "rounds": round(sum(rounds) / len(rounds)),
-                                     "member_rounds": rounds, "importance": {f: round(g, 1) for f, g in top}}
-
-
 class FitSettings(Protocol):
     """What `fit` reads of `reranker_model`'s config (rerank.assets.RerankConfig, where each is documented)."""
 
     pastoral_weight: int
     debias_cap: int
-    debias_by_verse: bool
-    chapter_grade_drop: int
-    chapter_label_share: bool
-    ensemble: int
-    label_gain: list[float] | None
 
 
 def fit(train: Sequence[Pool], valid: Sequence[Pool], seed: int, settings: FitSettings
         ) -> tuple[str, dict, list[Pool], list[Pool]]:
-    """The asset's training on recorded pools (labels debiased over every training-side pool, chapters graded, the cues'
-    pools repeated), so that `citebible seeds` retrains exactly what a build trains. Returns the model text, its
-    training info and the relabelled train and validation pools."""
-    labelled = debias_labels([*train, *valid], settings.debias_cap, settings.debias_by_verse)  # propensity over every pool
-    labelled = chapter_labels(labelled, settings.chapter_grade_drop, settings.chapter_label_share)
+    """The asset's training on recorded pools (labels debiased over every training-side pool, the cues' pools
+    repeated), so that `citebible seeds` retrains exactly what a build trains. Returns the model text, its training
+    info and the relabelled train and validation pools."""
+    labelled = debias_labels([*train, *valid], settings.debias_cap)  # propensity over every pool
     train, valid = labelled[: len(train)], labelled[len(train):]
     repeats = pastoral_repeats(train, settings.pastoral_weight)  # in the info: the asset logs it where its run shows
     weighted = train + [p for p in train if p.query.kind == "pastoral"] * (repeats - 1)
-    text, info = train_ensemble(weighted, valid, seed, settings.ensemble, label_gain=settings.label_gain)
+    text, info = train_features(weighted, valid, seed)
     return text, {**info, "pastoral_repeats": repeats}, train, valid
 
 

@@ -12,7 +12,7 @@ import psycopg
 from citebible_pipeline.query.batch import map_queries
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.floor import Floor, calibrate
-from citebible_pipeline.query.models import SearchOptions
+from citebible_pipeline.query.variant import Variant
 from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.themes.vocabulary import load_pastoral
 
@@ -35,9 +35,9 @@ def answerable_queries(engine: Engine, topics: int = 300) -> list[tuple[str, str
 
 
 def calibrate_floor(engine: Engine, max_false_abstain: float = TUNING.max_false_abstain) -> tuple[Floor, dict]:
-    opts = SearchOptions(floor=False)
-    pos = list(map_queries(lambda qk: engine.rank(qk[0], opts, exclude=frozenset({qk[1]})).signals, answerable_queries(engine)))
-    neg = list(map_queries(lambda q: engine.rank(q, opts).signals, everyday_questions()))
+    v = Variant(floor=False)
+    pos = list(map_queries(lambda qk: engine.rank(qk[0], None, v, exclude=frozenset({qk[1]})).signals, answerable_queries(engine)))
+    neg = list(map_queries(lambda q: engine.rank(q, None, v).signals, everyday_questions()))
     return calibrate(pos, neg, max_false_abstain)
 
 

@@ -20,7 +20,7 @@ SEED = 11
 class DevQuery:
     text: str
     exclude: str  # split key left out of routing
-    kind: str  # topic | pastoral | nave (rerank.pools.nave_queries) | composite (rerank.pools.composite_queries)
+    kind: str  # topic | pastoral
     passages: tuple[Passage, ...]
 
 
