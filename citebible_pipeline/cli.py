@@ -125,7 +125,7 @@ def _seeds(args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     from citebible_pipeline.query import Engine, QueryValidationError
-    from citebible_pipeline.query.render import render_text
+    from citebible_pipeline.render import render_text
 
     engine = Engine()
     try:

@@ -24,13 +24,14 @@ from citebible_pipeline.schedules import (
 )
 from citebible_pipeline.sources.assets import archive_assets
 from citebible_pipeline.themes.assets import theme_assets, theme_checks
+from citebible_pipeline.voice.assets import voice_assets, voice_checks
 
 defs = Definitions(
     assets=[*archive_assets, *bible_assets, *genre_assets, *embedding_assets, *openbible_assets, *naves_assets,
             *gold_assets,
-            *theme_assets, *rerank_assets],
+            *theme_assets, *rerank_assets, *voice_assets],
     asset_checks=[*bible_checks, *genre_checks, *embedding_checks, *openbible_checks, *naves_checks, *gold_checks, *theme_checks,
-                  *rerank_checks],
+                  *rerank_checks, *voice_checks],
     jobs=[build_all_job, translation_job, openbible_refresh_job],
     schedules=[weekly_openbible_refresh],
     resources={"postgres": PostgresResource(), "sources": SourcesResource(), "embedder": EmbedderResource()},

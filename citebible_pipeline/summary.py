@@ -32,7 +32,7 @@ def print_summary() -> int:
         for t, n in counts.items():
             print(f"  {t:<20} {'(missing)' if n is None else f'{n:,} rows'}")
         latest = conn.execute(
-            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5, abstention_accuracy, top_passage_share,"
+            "SELECT variant, query_set, queries, recall_50, ndcg_10, hit_5, harm_5, abstention_accuracy, top_passage_share,"
             " distinct_per_100 FROM eval_results"
             " WHERE run_id = (SELECT run_id FROM eval_results ORDER BY run_at DESC LIMIT 1)"
             " ORDER BY array_position(%s, query_set), array_position(%s, variant), variant",
@@ -40,12 +40,13 @@ def print_summary() -> int:
         ).fetchall() if counts.get("eval_results") else []
         if latest:
             print("\nLatest retrieval_eval (ablation rows on a fixed sample of held-out queries, see n; top share and"
-                  " distinct/100: concentration of the top-5 answers):")
-            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'abstain ok':>12}"
+                  " distinct/100: concentration of the top-5 answers; harm@5: pastoral answers showing a passage judged"
+                  " to wound that reader):")
+            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'harm@5':>8}{'abstain ok':>12}"
                   f"{'top share':>11}{'distinct/100':>14}")
             for v, qs, n, *m in latest:
                 cells = "".join(f"{'-' if x is None else (f'{x:.1f}' if w == 14 else f'{x:.3f}'):>{w}}"
-                                for x, w in zip(m, (11, 9, 7, 12, 11, 14)))
+                                for x, w in zip(m, (11, 9, 7, 8, 12, 11, 14)))
                 print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
         row = conn.execute("SELECT ref, text FROM verses WHERE translation = %s AND id = 19034018",
                            (DEFAULT_TRANSLATION,)).fetchone()
@@ -53,7 +54,7 @@ def print_summary() -> int:
             print(f"\nLookup: {row[0]} — {row[1]}")
     if counts.get("abstention_floors"):
         from citebible_pipeline.query import Engine
-        from citebible_pipeline.query.render import render_text
+        from citebible_pipeline.render import render_text
 
         print("\nAsk (the full pipeline, as `citebible ask`):")
         print(render_text(Engine(llm=None).search(SAMPLE_QUERY)))

@@ -114,6 +114,8 @@ def test_reading_page_shows_pinned_verse_context_and_attribution(client):
     assert html.count('<article class="result"') == 5 and "<details>" in html and "<summary>" in html
     assert "World English Bible" in html and "OpenBible.info" in html and "CC BY" in html
     assert "Found by" in html and "<script" not in html
+    assert "Read as someone it happened to" in html  # who is speaking shows on the page (issue 63)
+    assert client.get("/api/search", params={"q": FLAGSHIP}).json()["analysis"]["stance"] == "sufferer"
     # highlights: a query whose pinned verse certainly holds its word (the flagship's top 5 depend on the model)
     armor = client.get("/", params={"q": "the armor of God"}).text
     assert "<mark>armor</mark>" in armor

@@ -222,25 +222,6 @@ def test_naves_joins_the_themes_by_name_and_adds_need_subjects_of_its_own():
     assert report["nave_subjects_joined"] == 1 and report["nave_subject_themes"] == 1
 
 
-def test_a_need_weighs_a_passage_by_how_far_its_two_sources_agree():
-    from citebible_pipeline.themes.vocabulary import agree, noisy_or
-
-    # votes: a lament's opening verses (10-12) and a famous passage no entry lists (30); the need's Nave's entry
-    # lists the whole lament (10-14, another span than the votes') and a prayer nobody voted (40)
-    votes, listed = {(10, 12): 0.8, (30, 30): 1.0, (50, 50): 0.2}, {(10, 14): 1.0, (40, 40): 1.0}
-    merged = agree(votes, listed)
-    assert set(merged) == {(10, 12), (10, 14), (30, 30), (40, 40), (50, 50)}
-    # agreement is read by verse: both spans of the lament lead, each source alone weighs half of what both do
-    assert merged[(10, 12)] == merged[(10, 14)] == 1.0
-    assert merged[(30, 30)] == merged[(40, 40)] == pytest.approx(1.0 / 1.8, abs=1e-6)
-    assert merged[(50, 50)] == pytest.approx(0.2 / 1.8, abs=1e-6)
-    # under noisy-or a listed passage saturates at the entry's weight: the lament, the famous verse and the prayer tie
-    tied = noisy_or(votes, listed)
-    assert tied[(10, 14)] == tied[(30, 30)] == tied[(40, 40)] == 1.0
-    # one source alone is that source, unscaled
-    assert agree(votes, {}) == votes and agree({}, listed) == listed
-
-
 def test_a_voted_span_longer_than_any_chapter_is_not_a_passage():
     from citebible_pipeline.gold.access import TrainingPassage
     from citebible_pipeline.themes.labels import build_labels

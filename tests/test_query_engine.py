@@ -427,4 +427,4 @@ def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wro
     guilt = themes.passages[themes.keys.index("pastoral:guilt")][:2]
     assert any(serves(c, guilt) for c in ranked.candidates[:20])  # the guilt row brings its passages in
     assert any(serves(c, guilt) for c in ranked.candidates[:5])  # and its best holds a top slot
-    assert not analyze("My wife cheated on me and she lied about it").confesses
+    assert analyze("My wife cheated on me and she lied about it").stance != "doer"

@@ -9,7 +9,8 @@ from citebible_pipeline.bible.canon import by_order, verse_id
 from citebible_pipeline.query.analyze import analyze, pastoral_score, validate
 from citebible_pipeline.query.boost import final_scores
 from citebible_pipeline.query.display import highlights, pinned_index, terms
-from citebible_pipeline.query.floor import FEATURES, calibrate
+from citebible_pipeline.query.floor import FEATURES
+from citebible_pipeline.themes.calibrate import calibrate
 from citebible_pipeline.query.fuse import Candidate, RankedList, admit, fuse
 from citebible_pipeline.query.merge import collapse, merge, merge_ranges
 from citebible_pipeline.query.models import QueryValidationError
@@ -123,7 +124,7 @@ def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(tex
     ("I slept with the lights on because I'm scared", False), ("I slept with another man", True),
 ])
 def test_a_confession_is_the_reader_doing_the_wrong_not_suffering_it(text, confesses):
-    assert analyze(validate(text)).confesses is confesses
+    assert (analyze(validate(text)).stance == "doer") is confesses
 
 
 @pytest.mark.parametrize("text, complains", [
@@ -196,7 +197,7 @@ def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt(
     assert slot_needs(idx, [], routed, WRONGDOER) == [3, 2] and slot_needs(idx, [], routed, None) == []
     assert as_told(idx, WRONGDOER, sentence, frozenset({WRONGDOER}))[0] is sentence
     a = analyze(validate("I stole from my grandmother"))
-    assert a.confesses and not a.pastoral and one_more_distress(a).pastoral  # a confession states its guilt by its act
+    assert a.stance == "doer" and not a.pastoral and one_more_distress(a).pastoral  # a confession states its guilt by its act
 
 
 def test_half_its_verses_make_a_candidate_serve_a_need():
@@ -721,7 +722,8 @@ def test_many_queries_on_threads_keep_their_order_and_hold_blas_to_one_thread(mo
 
     from threadpoolctl import threadpool_info
 
-    from citebible_pipeline.query.batch import default_workers, hold_blas, map_queries
+    from citebible_pipeline.query.batch import hold_blas
+    from citebible_pipeline.retrieval.batch import default_workers, map_queries
 
     seen: list[tuple[int, set[int], str]] = []
 
@@ -813,33 +815,40 @@ def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse)
     assert a.abuse is abuse and (a.pastoral if abuse else True), (a.pastoral_score, a.abuse)
 
 
-def test_a_reader_confessing_the_abuse_they_did_keeps_the_orders_held_back_but_is_not_told_it_is_not_their_fault():
-    """care.help_now: the victims' help text goes to a disclosure, not to the one who did it; the orders to submit or
-    stay are held back for both (a man who abused his wife is not answered "wives, be in subjection")."""
+def test_a_reader_confessing_the_abuse_they_did_is_its_doer_and_is_not_told_it_is_not_their_fault():
+    """care.help_now: the victims' help text goes to a disclosure, not to the one who did it (the doer)."""
     from citebible_pipeline.query.care import ABUSE_HELP as HELP, help_now
 
     own = analyze(validate("I abused my wife for years and now she's gone"))
-    assert own.abuse and own.abuse_by_reader and own.confesses and help_now(own) is None
+    assert own.abuse and own.stance == "doer" and help_now(own) is None
     both = analyze(validate("I hit my husband back after he hit me"))
-    assert both.abuse and not both.abuse_by_reader and help_now(both) == HELP
+    assert both.abuse and both.stance == "sufferer" and help_now(both) == HELP
     told = analyze(validate("My stepfather abused me for years"))
-    assert told.abuse and not told.abuse_by_reader and help_now(told) == HELP
+    assert told.abuse and told.stance == "sufferer" and help_now(told) == HELP
 
 
 def test_for_a_reader_disclosing_abuse_the_orders_to_submit_stay_or_not_resist_come_after_every_other_passage():
-    """care.hold_back: a passage holding an order to submit (Colossians 3:18, or the whole chapter), to stay (1
-    Corinthians 7:10-11) or not to resist (Matthew 5:39-41) goes below the rest, in its order; the words to the husband
-    (Ephesians 5:25-33, Malachi 2:13-16) and the verses beside an order (1 Corinthians 7:12-16) stay."""
+    """harm.stage with the abuse need's avoid list (pastoral.yaml): a passage holding an order to submit (Colossians
+    3:18), to stay (1 Corinthians 7:10-11) or not to resist (Matthew 5:39-41) goes below the rest, in its order; a
+    chapter goes by its pinned verse; the verses beside an order (1 Corinthians 7:12-16) and a seeker's answer stay."""
     from citebible_pipeline.bible.references import parse_reference
-    from citebible_pipeline.query.care import hold_back
+    from citebible_pipeline.query.harm import Voices, stage
+    from citebible_pipeline.themes.vocabulary import load_pastoral
+
+    abuse = next(t for t in load_pastoral() if t.id == "abuse")
+    avoid = [(np.array([s for s, _, _ in abuse.avoid_spans()]), np.array([e for _, e, _ in abuse.avoid_spans()]))]
+    none = Voices(np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, bool))
 
     def cand(ref, level="range"):
         r = parse_reference(ref)
         return Candidate(r.start_id, r.end_id, level)
 
-    ranked = [cand("Colossians 3:18-19"), cand("Ephesians 5:25-33"), cand("Colossians 3", "chapter"),
-              cand("Psalm 9:9", "verse"), cand("1 Peter 3:1-9"), cand("Malachi 2:13-16"), cand("1 Corinthians 7:12-16"),
-              cand("Matthew 5:38-48"), cand("1 Corinthians 7:10-16")]
-    held = hold_back(ranked)
-    assert [c.key for c in held] == [ranked[i].key for i in (1, 3, 5, 6, 0, 2, 4, 7, 8)]
-    assert hold_back(ranked[1::5]) == ranked[1::5]  # nothing to hold back: the order it was given
+    ranked = [cand("Colossians 3:18-19"), cand("Psalm 9:9", "verse"), cand("Colossians 3", "chapter"),
+              cand("Colossians 3", "chapter"), cand("1 Corinthians 7:12-16"), cand("Matthew 5:38-48"),
+              cand("1 Corinthians 7:10-16"), cand("Psalm 10:17-18")]
+    pins = [None, None, parse_reference("Colossians 3:18").start_id, parse_reference("Colossians 3:12").start_id,
+            None, None, None, None]
+    held = stage(ranked, "sufferer", none, avoid, pins)
+    assert [c.key for c in held] == [ranked[i].key for i in (1, 3, 4, 7, 0, 2, 5, 6)]
+    assert stage(ranked, "seeker", none, avoid, pins) == ranked  # "what does the Bible say about submission" keeps them
+    assert stage(ranked[1::3], "sufferer", none, avoid, pins[1::3]) == ranked[1::3]  # nothing to hold back

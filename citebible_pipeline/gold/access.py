@@ -76,6 +76,8 @@ class EvalQuery:
     text: str
     expect_abstain: bool
     passages: tuple[Passage, ...]
+    stance: str | None = None  # who is speaking, where the written set says
+    wounds: tuple[tuple[int, int], ...] = ()  # the passages that would wound this reader
 
 
 QUERY_SETS = {
@@ -85,10 +87,12 @@ QUERY_SETS = {
     "curated_offtopic": "source = 'curated' AND kind = 'offtopic'",
     "nave_heldout": "source = 'naves' AND split = 'heldout'",
     "dev_sentences": "source = 'dev'",
+    "dev_harm": "source = 'dev_harm'",
 }
 # Subsets a decision rule reads (rules D and E ask pastoral hit@5 of the dev sentences): `citebible seeds` prints them,
 # the evaluation table does not (their queries are already in a set of its own)
-SUBSETS = {"dev_pastoral": "source = 'dev' AND kind = 'pastoral'"}
+SUBSETS = {"dev_pastoral": "source = 'dev' AND kind = 'pastoral'",
+           "dev_harm_pastoral": "source = 'dev_harm' AND kind = 'pastoral'"}
 
 
 def eval_queries(conn: psycopg.Connection, query_set: str, limit: int | None = None) -> list[EvalQuery]:
@@ -99,13 +103,16 @@ def eval_queries(conn: psycopg.Connection, query_set: str, limit: int | None = N
     rows = conn.execute(
         sql.SQL(
             "SELECT q.query_id, q.kind, q.query, q.expect_abstain, coalesce(array_agg(ARRAY[p.start_id, p.end_id,"
-            " p.grade] ORDER BY p.start_id) FILTER (WHERE p.query_id IS NOT NULL), '{{}}')"
+            " p.grade] ORDER BY p.start_id) FILTER (WHERE p.query_id IS NOT NULL), '{{}}'), q.stance,"
+            " coalesce((SELECT array_agg(ARRAY[w.start_id, w.end_id] ORDER BY w.start_id) FROM gold_wounds w"
+            "  WHERE w.query_id = q.query_id), '{{}}')"
             " FROM gold_queries q LEFT JOIN gold_passages p USING (query_id)"
             " WHERE {} GROUP BY q.query_id ORDER BY q.query_id LIMIT %s"
         ).format(sql.SQL(where)),  # a whitelisted constant, never user text
         (limit,),
     ).fetchall()
-    return [EvalQuery(qid, kind, text, abst, tuple(Passage(*p) for p in ps)) for qid, kind, text, abst, ps in rows]
+    return [EvalQuery(qid, kind, text, abst, tuple(Passage(*p) for p in ps), stance, tuple(tuple(w) for w in ws))
+            for qid, kind, text, abst, ps, stance, ws in rows]
 
 
 HELDOUT_SETS = ("heldout_topics", "nave_heldout")  # no training query may share a key with, or nearly repeat, either

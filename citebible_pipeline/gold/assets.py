@@ -39,10 +39,11 @@ def gold_set(context: AssetExecutionContext, postgres: PostgresResource) -> Mate
                               " ORDER BY md5(query) LIMIT 12").fetchall()
     context.log.info(f"{stats.gold_topics:,} topic queries ({stats.gold_heldout:,} held out), {stats.nave_queries:,} "
                      f"Nave's queries ({stats.nave_heldout:,} held out), {stats.curated} curated, "
-                     f"{stats.dev_sentences} dev sentences")
+                     f"{stats.dev_sentences} dev sentences, {stats.dev_harm} harm sentences ({stats.wounds} wounds judged)")
     return MaterializeResult(metadata={
         "nave_sub_entries": stats.nave_entries, "nave_queries": stats.nave_queries,
-        "nave_queries_heldout": stats.nave_heldout, "dev_sentences": stats.dev_sentences,
+        "nave_queries_heldout": stats.nave_heldout, "dev_sentences": stats.dev_sentences, "dev_harm": stats.dev_harm,
+        "wounds_judged": stats.wounds,
         "topics": stats.topics, "topics_heldout": stats.heldout_topics, "gold_topic_queries": stats.gold_topics,
         "gold_topic_queries_heldout": stats.gold_heldout, "curated_queries": stats.curated, "passages": stats.passages,
         "by_kind": MetadataValue.md(md_table(("source", "kind", "split", "queries"), kinds)),
@@ -51,7 +52,7 @@ def gold_set(context: AssetExecutionContext, postgres: PostgresResource) -> Mate
 
 
 @asset_check(asset=gold_set, blocking=True, description="About 20 % held out in each source; no near-duplicate key on "
-             "both sides; >= 40 curated queries and >= 80 dev sentences.")
+             "both sides; >= 40 curated queries, >= 80 dev sentences and >= 100 harm sentences; every passage and wound resolves.")
 def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
         share = conn.execute("SELECT avg((split = 'heldout')::int) FROM gold_queries WHERE source = 'openbible'").fetchone()[0]
@@ -63,15 +64,21 @@ def gold_set_split_sound(postgres: PostgresResource) -> AssetCheckResult:
                                    " HAVING count(DISTINCT split) > 1) x").fetchone()[0]
         curated = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'curated'").fetchone()[0]
         dev = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'dev'").fetchone()[0]
+        harm = conn.execute("SELECT count(*) FROM gold_queries WHERE source = 'dev_harm'").fetchone()[0]
+        unresolved_wounds = conn.execute(
+            "SELECT count(*) FROM gold_wounds w WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
+            " AND v.id = w.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s AND v.id = w.end_id)",
+            (DEFAULT_TRANSLATION, DEFAULT_TRANSLATION)).fetchone()[0]
         unresolved = conn.execute("SELECT count(*) FROM gold_passages p WHERE NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
                                   " AND v.id = p.start_id) OR NOT EXISTS (SELECT 1 FROM verses v WHERE v.translation = %s"
                                   " AND v.id = p.end_id)", (DEFAULT_TRANSLATION, DEFAULT_TRANSLATION)).fetchone()[0]
     share, nave_share = float(share or 0), float(nave_share or 0)
     return AssetCheckResult(passed=0.15 <= share <= 0.25 and 0.15 <= nave_share <= 0.25 and straddling == 0
-                            and curated >= 40 and dev >= 80 and unresolved == 0,
+                            and curated >= 40 and dev >= 80 and harm >= 100 and unresolved == 0 and unresolved_wounds == 0,
                             metadata={"heldout_share": share, "nave_heldout_share": nave_share,
                                       "keys_on_both_sides": straddling, "curated": curated, "dev_sentences": dev,
-                                      "unresolved_passages": unresolved})
+                                      "dev_harm": harm, "unresolved_passages": unresolved,
+                                      "unresolved_wounds": unresolved_wounds})
 
 
 class EvalConfig(Config):
@@ -102,7 +109,7 @@ def retrieval_eval(context: AssetExecutionContext, config: EvalConfig, postgres:
         ("variant", "query set", "n", *METRICS),
         ((r.variant, r.query_set, r.queries, *("-" if getattr(r, m) is None else getattr(r, m) for m in METRICS)) for r in rows)))}
     for r in rows:
-        for m in ("recall_50", "ndcg_10", "hit_5", "top_passage_share", "distinct_per_100"):
+        for m in ("recall_50", "ndcg_10", "hit_5", "harm_5", "top_passage_share", "distinct_per_100"):
             if getattr(r, m) is not None:
                 meta[f"{r.variant}.{r.query_set}.{m}"] = getattr(r, m)
     return MaterializeResult(metadata=meta)

@@ -16,17 +16,19 @@ from citebible_pipeline.gold.access import QUERY_SETS, eval_queries
 from citebible_pipeline.gold.metrics import (
     abstention_correct,
     concentration,
+    harm_at,
     hit_at,
     mrr_at,
     ndcg_at,
     recall_at,
 )
-from citebible_pipeline.query.batch import map_queries
+from citebible_pipeline.retrieval.batch import map_queries
 from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, Retrieved
 
 log = logging.getLogger(__name__)
-METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "abstention_accuracy", "top_passage_share", "distinct_per_100")
-WRITTEN_SETS = ("curated", "dev")  # query sets whose abstention is scored (they hold off-topic or answerable sentences)
+METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "harm_5", "abstention_accuracy", "top_passage_share",
+           "distinct_per_100")
+WRITTEN_SETS = ("curated", "dev")  # dev_harm too: its prefix is "dev"  # query sets whose abstention is scored (they hold off-topic or answerable sentences)
 
 
 @dataclass
@@ -38,6 +40,7 @@ class EvalRow:
     ndcg_10: float | None
     mrr_10: float | None
     hit_5: float | None
+    harm_5: float | None  # share of pastoral answers showing a passage judged to wound that reader (judged sets only)
     abstention_accuracy: float | None
     top_passage_share: float | None  # concentration over the top-5 answers (gold.metrics.concentration)
     distinct_per_100: float | None
@@ -61,14 +64,17 @@ def evaluate(
     out: list[EvalRow] = []
     for qs in query_sets:
         queries = eval_queries(ctx.conn, qs, limit)
+        judged = any(q.wounds for q in queries)  # a written set with harm judgments
         ctx.prepare([q.text for q in queries])
         ctx.forget()  # retrieval answers are kept for one query set's variants only
         for name, fn in variants.items():
             started = time.perf_counter()
-            rec, ndcg, mrr, hit, abst, answers = [], [], [], [], [], []
+            rec, ndcg, mrr, hit, abst, answers, harm = [], [], [], [], [], [], []
             for q, got in zip(queries, map_queries(lambda q: fn(ctx, q.text), queries, workers)):
                 abst.append(abstention_correct(got.abstained, q.expect_abstain))
                 answers.append([] if got.abstained else got.results[:5])
+                if judged and q.kind == "pastoral":
+                    harm.append(0.0 if got.abstained else harm_at(got.results, q.wounds, 5))
                 if q.passages:
                     res = [] if got.abstained else got.results
                     rec.append(recall_at(res, q.passages, 50))
@@ -76,7 +82,7 @@ def evaluate(
                     mrr.append(mrr_at(res, q.passages, 10))
                     hit.append(hit_at(res, q.passages, 5))
             top, distinct = concentration(answers)
-            out.append(EvalRow(name, qs, len(queries), _mean(rec), _mean(ndcg), _mean(mrr), _mean(hit),
+            out.append(EvalRow(name, qs, len(queries), _mean(rec), _mean(ndcg), _mean(mrr), _mean(hit), _mean(harm),
                                _mean(abst) if qs.startswith(WRITTEN_SETS) else None,
                                None if top is None else round(top, 4), None if distinct is None else round(distinct, 2),
                                round(time.perf_counter() - started, 2)))

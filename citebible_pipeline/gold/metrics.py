@@ -36,6 +36,7 @@ class Passage:
 class Result:
     start: int  # verse id; a chapter result spans its first to last verse
     end: int
+    pin: int | None = None  # the verse a reader sees first (present's pinned verse), for a long passage
 
     def covers(self, p: Passage) -> bool:
         overlap = self.start <= p.end and p.start <= self.end
@@ -118,3 +119,20 @@ def concentration(answers: Sequence[Sequence[Result]], k: int = 5) -> tuple[floa
 def _verses(r: Result) -> range:
     """The ids a result spans; bbcccvvv ids leave gaps between chapters, which no verse fills."""
     return range(r.start, r.end + 1)
+
+
+LONG_PASSAGE = 20  # verses: a chapter, pericope or range longer than this wounds by its pinned verse (issue 63's rule)
+
+
+def wounds(r: Result, wound: tuple[int, int]) -> bool:
+    """A result shows a wounding passage: it overlaps it, or, when longer than LONG_PASSAGE verses, its pinned verse
+    lies in it (a chapter is read by the verse shown first; its every verse was not read)."""
+    start, end = wound
+    if span_verses(r.start, r.end) > LONG_PASSAGE:
+        return r.pin is not None and start <= r.pin <= end
+    return r.start <= end and start <= r.end
+
+
+def harm_at(results: Sequence[Result], wound_spans: Sequence[tuple[int, int]], k: int) -> float:
+    """1 when any of the top k shows a passage judged to wound this reader."""
+    return float(any(wounds(r, w) for r in results[:k] for w in wound_spans))

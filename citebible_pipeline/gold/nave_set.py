@@ -43,7 +43,7 @@ def nave_gold(conn: psycopg.Connection) -> NaveGold:
     counts = Counter({eid: len(ps) for eid, ps in listed.items()})
     for q in select_queries(entries, counts, names):
         qid = f"nave:{q.entry_ids[0]}"
-        queries.append((qid, "naves", "topic", side(q.text), q.text, False, None))
+        queries.append((qid, "naves", "topic", side(q.text), q.text, False, None, None))
         spans = {span for eid in q.entry_ids for span in listed[eid]}
         passages.extend((qid, s, e, 1) for s, e in sorted(spans))
     return NaveGold(splits, queries, passages)

@@ -108,6 +108,12 @@ DISTRESS = (
     "addict", "drinking", "drunk", "relapse", "porn",
     "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
+    # the situations where a topic index wounds (issue 63's categories): disability, pregnancy loss, poverty, prison,
+    # disaster and violence, in their everyday words (never from a query set)
+    "blind", "deaf", "paralyz", "wheelchair", "amputat", "alzheimer", "dialysis", "stillb", "infertil", "childless",
+    "homeless", "evict", "hungry", "starv", "bankrupt", "foreclos", "laid off", "prison", "jail", "incarcerat", "arrested",
+    "convicted", "flood", "hurricane", "tornado", "wildfire", "earthquake", "molest", "trafficked", "stalker", "stalking",
+    "stalked",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
     "not wake up", "nightmare", "flashback", "trauma", "ptsd", *SELF_HARM, *ABUSE,
@@ -125,6 +131,19 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # where a statement ends or goes on (";", "--", "(", WHERE, VALUES), or UPDATE ... SET, or UNION SELECT, beside a
 # statement's punctuation (";", "--", "/*"): the injection examples of OWASP's testing guide, never a query set. A
 # reader's "delete from my phone" or "I'm tired; help" is not one.
+# Who is speaking (Analysis.stance, issue 63), from the general shapes of the questions, never a query set: the helper
+# asks how to help, comfort or what to say to someone else; the seeker asks what the Bible says or whether a thing is
+# a sin (unless a first-person sentence also states a need). A reader who did the wrong is the doer; any other
+# first-person, pastoral, crisis or abuse sentence is the sufferer's (it happened to me or to someone I love).
+HELPER = re.compile(r"\bhow (?:do|can|should|could|would) (?:i|we) (?:best )?(?:help|comfort|support|encourage|care for|"
+                    r"be there for|reach|talk to|speak to|minister to|pray for|love|respond to)\b|\bwhat (?:do|can|should|"
+                    r"could) (?:i|we) (?:say|do|tell|write)\b.*\b(?:to|for) (?:my|our|a|her|him|them|someone)\b")
+STUDY = re.compile(r"\b(?:what|where|how|why) (?:does|did|do|is|was) (?:the )?(?:bible|scriptures?|jesus|paul|god|the lord|"
+                   r"the church|christianity)\b(?: \w+){0,2} (?:say|says|teach|teaches|taught|think|mean|means|command)\b|"
+                   r"\bwhat (?:paul|jesus|the bible|scripture|god) (?:taught|teaches|says|said|meant)\b|\bis it (?:a )?(?:sin|"
+                   r"wrong|biblical|unforgivable)\b|\b(?:does|did) (?:the bible|scripture|god|jesus) (?:say|allow|forbid|condemn|"
+                   r"teach)\b|\baccording to (?:the bible|scripture)\b|\b(?:verses?|passages?|scriptures?) (?:about|on)\b|"
+                   r"\bexplain\b|\bmeaning of\b")
 _STATEMENT = re.compile(r"\b(?:(?P<pair>drop\s+(?:table|database|schema)|delete\s+from|insert\s+into|truncate\s+table"
                         r"|alter\s+table)\s+[\w.\"`\[\]]+\s*(?:;|--|/\*|\(|$|where\b|values\b)"
                         r"|(?P<update>update\s+\w+\s+set)\b|(?P<union>union\s+(?:all\s+)?select)\b)", re.I)
@@ -156,10 +175,9 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) and not (w.startswith(OTHER_FAMILIES) or w in OTHER_WORDS) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool, bool]:
-    """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether
-    it names abuse, whether that abuse is only the reader's own confessed act, whether it confesses a wrong and whether
-    its anger is at God (one reading of its words for all seven)."""
+def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
+    """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether it
+    names abuse, who is speaking and whether its anger is at God (one reading of its words for all six)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON)
@@ -174,7 +192,16 @@ def _read(text: str) -> tuple[float, bool, bool, bool, bool, bool, bool]:
     by_reader = abuse and confession is not None and not _names_abuse(
         rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
     crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
-    return score, first, crisis, abuse, by_reader, confession is not None, COMPLAINT.search(low) is not None
+    if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
+        stance = "doer"
+    elif HELPER.search(low):
+        stance = "helper"
+    elif (STUDY.search(low) and not (first and score >= t.pastoral_threshold)) or not (
+            first or score >= t.pastoral_threshold or crisis or abuse):
+        stance = "seeker"
+    else:
+        stance = "sufferer"
+    return score, first, crisis, abuse, stance, COMPLAINT.search(low) is not None
 
 
 def _names_abuse(low: str, words: set[str]) -> bool:
@@ -206,10 +233,10 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis, abuse, by_reader, confesses, complains = _read(text)
+    score, first, crisis, abuse, stance, complains = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, crisis=crisis, abuse=abuse, abuse_by_reader=by_reader, confesses=confesses, complains=complains,
+                    first_person=first, stance=stance, crisis=crisis, abuse=abuse, complains=complains,
                     testament=testament_hint(text), references=refs)
 
 

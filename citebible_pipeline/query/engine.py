@@ -17,9 +17,9 @@ from citebible_pipeline.bible.canon import verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.db.connection import database_url, get_pool, statement_timeout_ms
 from citebible_pipeline.embeddings.embedder import Embedder
-from citebible_pipeline.query import batch, boost as boost_stage, care, display as disp, labels as expansion, lists, perspective
+from citebible_pipeline.query import batch, boost as boost_stage, care, display as disp, harm, labels as expansion, lists, perspective
 from citebible_pipeline.query.analyze import analyze, one_more_distress, validate
-from citebible_pipeline.query.features import PoolTables, RerankQuery, load_tables, verse_cosines
+from citebible_pipeline.query.features import PoolTables, RerankQuery, candidate_vectors, load_tables, verse_cosines
 from citebible_pipeline.query.floor import lexicon_coverage
 from citebible_pipeline.query.fuse import Candidate, admit, fuse
 from citebible_pipeline.query.merge import merge
@@ -156,13 +156,14 @@ class Engine:
         clock.lap("rerank")
         cands = boost_stage.served(cands, v, data.boosts, learned=learned, pastoral=r.analysis.pastoral,
                                    testament=r.analysis.testament)
-        cands = care.hold_back(cands) if r.analysis.abuse else cands  # not "submit" or "stay" first
         clock.lap("boost")
         if v.slots and (len(r.route_rows) > 2 or r.stance):  # every stated need holds a top slot
             needs = perspective.slot_needs(data.themes, clause_needs(data.themes, r.route_rows, r.analysis.pastoral, r.left_out),
                                            r.routed, r.stance)
             cands = fill(cands, [data.themes.passages[n][:2] for n in needs], TUNING.slot_k, TUNING.slot_depth)
         clock.lap("needs")
+        cands = self._do_no_harm(r, cands, data, tables) if v.harm else cands
+        clock.lap("harm")
         stems = disp.terms([clean] + [rw.theme or rw.text for rw in r.shown[1:] if rw.source != "llm"])
         return Ranked(r.analysis, r.q, r.shown, cands, False, None, signals, stems, clock.t, r.note, data)
 
@@ -232,6 +233,19 @@ class Engine:
         rq = RerankQuery(r.text, r.q, rw, r.analysis.pastoral_score, signals.get("theme", 0.0), r.analysis.pastoral, r.prior,
                          o.translation, *expansion.near_labels(data.labels, r.q, rw, exclude))
         return rerank_stage(reranker, rq, cands, self.inputs(snap), v.blend, TUNING.blend_k)
+
+    def _do_no_harm(self, r: Reading, cands: list[Candidate], data: EngineData, tables: PoolTables) -> list[Candidate]:
+        """Hold back what would wound this reader (harm.py): never switched off, and a seeker is shown everything."""
+        if r.analysis.stance == "seeker" or not cands:
+            return cands
+        themes = data.themes
+        needs = {x.theme for x in r.needs_routed} | ({themes.position[r.stance]} if r.stance in themes.position else set())
+        avoid = [themes.avoid[t] for t in needs if themes.avoid and t in themes.avoid]
+        off = None
+        if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not
+            needs_v = np.asarray(r.vectors[1:], np.float32)
+            off = [harm.off_need(c, vec, needs_v, TUNING.need_fit) for c, vec in zip(cands, candidate_vectors(tables, cands))]
+        return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

@@ -62,6 +62,11 @@ class PoolTables:
     genre_boosts: dict[str, float]
     chapter_spans: np.ndarray | None = None  # (n, 2) first and last verse id of each chapter row (exact retrieval)
 
+    def pinned(self, q: np.ndarray, start: int, end: int) -> int | None:
+        """The verse of [start, end] nearest the query: what present shows first (None: no verse vectors there)."""
+        lo, hi = np.searchsorted(self.verse_ids, start), np.searchsorted(self.verse_ids, end, side="right")
+        return int(self.verse_ids[lo + int(np.argmax(self.verse_vectors[lo:hi] @ q))]) if hi > lo else None
+
     @functools.cached_property
     def exact_levels(self) -> dict[str, Level]:
         """level -> its rows for `retrieve.exact_rows`: the rows the HNSW graphs index, made once per tables."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
@@ -36,10 +38,11 @@ class Analysis(BaseModel):
     pastoral: bool
     pastoral_score: float
     first_person: bool = False  # the reader speaks of themselves ("I", "my", "we")
-    crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/crisis.py)
-    abuse: bool = False  # abuse by someone close disclosed, in the words of screening instruments (query/care.py)
-    abuse_by_reader: bool = False  # those words are only the reader's own confessed act ("I abused my wife"): no help text
-    confesses: bool = False  # the reader says they did a wrong ("I lied to ..."): analyze.CONFESSION, query/perspective.py
+    # who is speaking (analyze): sufferer (it happened to me or someone I love), doer (I did the wrong: analyze.CONFESSION),
+    # helper (how do I help someone who...), seeker (what does the Bible say about...); the harm stage reads it
+    stance: Literal["sufferer", "doer", "helper", "seeker"] = "seeker"
+    crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/care.py)
+    abuse: bool = False  # abuse by someone close named in the first person (query/care.py; by the doer: no help text)
     complains: bool = False  # the reader's anger is at God ("I'm angry at God"): analyze.COMPLAINT, query/perspective.py
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []

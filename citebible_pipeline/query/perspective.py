@@ -1,4 +1,7 @@
-"""Where the reader stands (pure): two stances a sentence's vector cannot tell apart, so routing must be told.
+"""Where the reader stands (pure): stances a sentence's vector cannot tell apart, so routing must be told.
+
+The reader who discloses abuse (issue 63): the abuse need speaks (its avoid list holds the orders to submit, to stay
+or not to resist), and the themes named for reconciliation, submission and forgiveness leave the routing.
 
 The reader who did the wrong (rule P'': docs/decisions.md): "I cheated on my wife" sits
 beside the betrayal need's cue "my partner cheated on me", and was answered with passages for the wronged ("do not
@@ -30,6 +33,10 @@ from citebible_pipeline.query.route import Routed, ThemeIndex, held_out, with_cu
 WRONGED = ("pastoral:betrayal", "pastoral:forgiving")
 WRONGDOER = "pastoral:guilt"
 LAMENT = "pastoral:lament"  # "lament and honest complaint to God"
+ABUSE = "pastoral:abuse"  # "abuse and violence by someone close": its avoid list holds the orders to submit and stay
+# no rewrite routes a disclosure of abuse to reconciliation or submission (issue 63): the themes so named are left out
+ABUSE_LEFT_OUT = re.compile(r"\b(?:reconcil\w*|submi\w*|obe(?:y|ys|dience|dient)|marriage|husbands and wives|wives|divorce|"
+                            r"forgiv\w*|honou?r(?:ing)? (?:your )?(?:father|parents))\b")
 # a theme named for anger: the anger need ("anger and the desire for revenge") and every topic or entry whose name holds
 # a word of the anger family (analyze.COMPLAINT's own words: anger at people, or God's wrath)
 ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
@@ -40,15 +47,17 @@ def stance(analysis: Analysis, themes: ThemeIndex | None = None, exclude: frozen
     neither; a sentence that is both reads as the confession (its rule came first). A stance acts only where its need
     can speak (rule L'): with its need left out of routing (`exclude`: training leaves each query's own theme out) it
     is None, so a need's own cue ("I blame God for what happened") trains as it reads without the stance."""
-    need = WRONGDOER if analysis.confesses else LAMENT if analysis.complains else None
+    need = ABUSE if analysis.abuse else WRONGDOER if analysis.stance == "doer" else LAMENT if analysis.complains else None
     return None if need is not None and themes is not None and held_out(themes, need, exclude) else need
 
 
 def left_out(themes: ThemeIndex, need: str) -> set[int]:
-    """The themes routing leaves out for a stance: the needs for the wronged, or the themes named for anger."""
+    """The themes routing leaves out for a stance: the needs for the wronged, the themes named for anger, or for a
+    disclosure of abuse those named for reconciliation, submission and forgiveness."""
     if need == WRONGDOER:
         return {themes.keys.index(k) for k in WRONGED if k in themes.keys}
-    return {i for i, name in enumerate(themes.names) if ANGER_NAME.search(name.lower())}
+    named = ABUSE_LEFT_OUT if need == ABUSE else ANGER_NAME
+    return {i for i, name in enumerate(themes.names) if named.search(name.lower())}
 
 
 def as_told(themes: ThemeIndex, need: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()

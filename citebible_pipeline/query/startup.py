@@ -20,6 +20,8 @@ from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
 from citebible_pipeline.query.floor import Floor, lexicon
+from citebible_pipeline.query.harm import LIKELY, Voices
+from citebible_pipeline.voice.model import GRAVE, HARSH
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
@@ -63,6 +65,7 @@ class EngineData:
     common: tuple[str, ...]  # lexemes too common for full text
     pericopes: Pericopes
     translations: frozenset[str]
+    voices: Voices  # what each verse does (passage_voice), for the harm stage
 
 
 def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> EngineData:
@@ -88,6 +91,7 @@ def load(conn, space, encode_queries: Callable[[list[str]], np.ndarray]) -> Engi
         pericopes=load_pericopes(conn, space_id),
         translations=frozenset(r[0] for r in conn.execute(
             "SELECT DISTINCT translation FROM passage_embeddings WHERE space_id = %s AND level = 'verse'", (space_id,))),
+        voices=load_voices(conn),
     )
 
 
@@ -113,11 +117,29 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     if pastoral:
         rewrite_vectors[pastoral] = encode_queries([meta[i][4] for i in pastoral])
     arrays = [(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages]
+    avoid: dict[int, list] = {}
+    for tid, s, e in conn.execute("SELECT theme_id, start_id, end_id FROM theme_avoid ORDER BY theme_id, start_id"):
+        avoid.setdefault(row_of[tid], []).append((s, e))
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
         split_keys=SplitKeys(m[5] for m in meta), cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
         passages=arrays, specificity=specificity(arrays, layers=kinds),
+        avoid={i: (np.array([s for s, _ in v]), np.array([e for _, e in v])) for i, v in avoid.items()},
     )
+
+
+def load_voices(conn) -> Voices:
+    """Whether each verse wounds a sufferer or a doer (harm.Voices); none (with a warning) before passage_voice is
+    materialized: the harm stage then reads the needs' avoid lists alone."""
+    rows = conn.execute(
+        "SELECT id, CASE WHEN hand IS NULL THEN harsh >= %(p)s ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
+        " CASE WHEN hand IS NULL THEN grave >= %(p)s ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END"
+        " FROM passage_voice ORDER BY id", {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE)}).fetchall() \
+        if conn.execute("SELECT to_regclass('passage_voice')").fetchone()[0] else []
+    if not rows:
+        log.warning("no passage voices: materialize passage_voice (the harm stage reads only the avoid lists until then)")
+    return Voices(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], bool),
+                  np.array([r[2] for r in rows], bool))
 
 
 def load_labels(conn, space_id: int | None = None) -> LabelIndex:

@@ -84,6 +84,10 @@ class Tuning:
     fulltext_k: int = _w(30, "set by hand: full-text hits retrieved; the floor's full-text signal saturates there "
                          "(log1p(hits) / log1p(fulltext_k))")
     max_false_abstain: float = _w(0.05, "rule from the issue: at most 1 in 20 answerable calibration queries abstain")
+    # do no harm (harm.off_need, pastoral intent)
+    need_fit: float = _w(0.2, "dev: the cosine a candidate reached only by the sentence's own words needs to a routed need's "
+                         "rewrite to stay in the top of the answer; 0.2 to 0.6 gave the same figures (dev_harm pastoral harm@5 "
+                         "0.288 -> 0.279, hit@5 unchanged; dev sentences unchanged): the lowest kept (docs/decisions.md)")
     # display
     context_verses: int = _w(2, "rule from the architecture: a +-2-3 verse context window")
 

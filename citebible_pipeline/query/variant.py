@@ -1,6 +1,6 @@
 """The stage switches the evaluation's ablation rows turn off (docs/evaluation.md lists each row). Internal: the
-public `SearchOptions` never carries them, and the served pipeline is `FULL`, every stage on. Safety (crisis help,
-abuse care) is not here: it is never switched off."""
+public `SearchOptions` never carries them, and the served pipeline is `FULL`, every stage on. A caller can never switch
+safety off (crisis help, abuse care, the do-no-harm stage); the `no_harm_rule` row measures what the last one does."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class Variant:
     boost: bool = True  # soft genre boost on pastoral intent, and the testament hint
     slots: bool = True  # every need the sentence states holds a top-5 slot
     floor: bool = True  # abstain when nothing fits
+    harm: bool = True  # hold back what would wound this reader (query.harm); only the no_harm_rule row turns it off
 
     @classmethod
     def parse(cls, pairs: dict[str, object]) -> Variant:

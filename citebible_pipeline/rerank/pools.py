@@ -15,7 +15,7 @@ import numpy as np
 
 from citebible_pipeline.gold.metrics import Passage
 from citebible_pipeline.gold.split import split_key
-from citebible_pipeline.query.batch import map_queries
+from citebible_pipeline.retrieval.batch import map_queries
 from citebible_pipeline.query.engine import Engine
 from citebible_pipeline.query.features import RerankQuery, compute
 from citebible_pipeline.query.fuse import Candidate

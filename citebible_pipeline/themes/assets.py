@@ -33,10 +33,6 @@ from citebible_pipeline.partitions import default_translation
 
 
 class ThemesConfig(Config):
-    # how a pastoral theme merges its topics' votes and its own Nave's entries: "noisy_or" (the default, as every other
-    # source merges) or "agree" (the mean of the two sources, read by verse: vocabulary.agree; measured and left off,
-    # README "Eleventh step")
-    pastoral_merge: str = "noisy_or"
     # the longest voted span read as a passage: vocabulary.MAX_PASSAGE_VERSES (176, the longest chapter; the default
     # since the seventeenth step, README) skips the longer ones, entry slips; 0 reads every span (the default before)
     max_passage_verses: int = MAX_PASSAGE_VERSES
@@ -63,7 +59,7 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
         if overlong:
             context.log.info(f"{overlong} voted spans longer than {config.max_passage_verses} verses skipped")
         themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
-                                          heldout, nave_entries(nave_rows, names), config.pastoral_merge)
+                                          heldout, nave_entries(nave_rows, names))
         labels = build_labels(training, nave_rows, heldout)
         active = active_space(conn)
         if active is None:
@@ -84,7 +80,9 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
                                               ((t.name, len(t.cues), len(t.passages)) for t in pastoral))),
         "missing_topics": MetadataValue.json(report["missing_topics"]),
         "missing_naves": MetadataValue.json(report["missing_naves"]),
-        "pastoral_merge": config.pastoral_merge, "overlong_spans_skipped": overlong,
+        "avoided_passages": MetadataValue.json(report["avoided_passages"]),
+        "avoid_listed": sum(len(t.avoid) for t in themes),
+        "overlong_spans_skipped": overlong,
         "max_passage_verses": config.max_passage_verses, "nave_subjects_joined": report["nave_subjects_joined"],
         "nave_subject_themes": report["nave_subject_themes"],
         "labels_by_source": MetadataValue.json({src: sum(lab.source == src for lab in labels) for src in ("openbible", "naves")}),

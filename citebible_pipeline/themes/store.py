@@ -26,6 +26,7 @@ def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: in
         cur.execute("DELETE FROM label_vectors")
         cur.execute("DELETE FROM passage_labels")
         cur.execute("DELETE FROM theme_passages")
+        cur.execute("DELETE FROM theme_avoid")
         cur.execute("DELETE FROM theme_cues")
         cur.execute("DELETE FROM query_themes")
         copy_rows(cur, "query_themes", ("id", "kind", "key", "name", "rewrite", "split_key"),
@@ -36,6 +37,8 @@ def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: in
         n = copy_rows(cur, "theme_passages", ("theme_id", "start_id", "end_id", "weight"),
                       ("integer", "integer", "integer", "real"),
                       ((i, s, e, w) for i, t in enumerate(themes, start=1) for (s, e), w in t.passages.items()))
+        copy_rows(cur, "theme_avoid", ("theme_id", "start_id", "end_id", "reason"), ("integer", "integer", "integer", "text"),
+                  ((i, s, e, why) for i, t in enumerate(themes, start=1) for s, e, why in dict.fromkeys(t.avoid)))
         m = copy_rows(cur, "passage_labels", ("label_id", "source", "label", "split_key", "start_id", "end_id", "weight"),
                       ("integer", "text", "text", "text", "integer", "integer", "real"),
                       ((i, lab.source, lab.text, lab.split_key, s, e, w) for i, lab in enumerate(labels, start=1)

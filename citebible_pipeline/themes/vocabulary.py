@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
-import numpy as np
 import yaml
 from pydantic import BaseModel, field_validator
 
 from citebible_pipeline.bible.canon import longest_chapter, span_verses
+from citebible_pipeline.bible.references import parse_reference
 from citebible_pipeline.gold.access import TrainingNavePassage, TrainingPassage
 from citebible_pipeline.gold.split import split_key
 from citebible_pipeline.naves.queries import is_need, readable
@@ -33,9 +33,6 @@ NAVE_WEIGHT = 0.5
 # pastoral.yaml) is the need as the theme states it, chosen among the index's own labels, so it counts as a topic's
 # best-voted passage; a subject joined to a topic by its name keeps NAVE_WEIGHT (its word may be another sense).
 PASTORAL_NAVE_WEIGHT = 1.0
-# How a pastoral theme merges its two sources (build_vocabulary `pastoral_merge`): "noisy_or" (default) or "agree"
-# (measured and left off: README, "Eleventh step").
-PASTORAL_MERGES = ("agree", "noisy_or")
 # Rule stated before measuring (issue 22, twelfth step): no chapter holds more verses than Psalm 119's 176, so a voted
 # span longer than that is an entry slip, not a passage a reader can be shown ("gods faithfulness" votes Matthew
 # 6:1-19:30, 510 verses, 18 times), so the themes and labels skip it (query_themes config `max_passage_verses`).
@@ -52,6 +49,7 @@ class PastoralTheme(BaseModel, frozen=True):
     cues: tuple[str, ...]
     topics: tuple[str, ...]
     naves: tuple[str, ...] = ()  # Nave's need entries' readable texts (nave_entries keys)
+    avoid: dict[str, str] = {}  # reference -> why it would wound a reader with this need (the do-no-harm stage)
 
     @field_validator("cues", "topics")
     @classmethod
@@ -64,6 +62,18 @@ class PastoralTheme(BaseModel, frozen=True):
     @classmethod
     def _lower_naves(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         return _lower(v)
+
+    @field_validator("avoid")
+    @classmethod
+    def _avoid_resolves(cls, v: dict[str, str]) -> dict[str, str]:
+        for ref, why in v.items():
+            parse_reference(ref)  # raises ReferenceError naming the bad reference
+            if not why.strip():
+                raise ValueError(f"avoid {ref}: give the reason it wounds")
+        return v
+
+    def avoid_spans(self) -> list[tuple[int, int, str]]:
+        return [(r.start_id, r.end_id, why) for ref, why in self.avoid.items() for r in [parse_reference(ref)]]
 
 
 def _lower(v: tuple[str, ...]) -> tuple[str, ...]:
@@ -89,6 +99,7 @@ class Theme:
     split_key: str
     cues: list[str]
     passages: dict[tuple[int, int], float] = field(default_factory=dict)
+    avoid: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, why): wounds this need's reader
 
 
 def within_span(training: Iterable[TrainingPassage], max_verses: int) -> tuple[list[TrainingPassage], int]:
@@ -128,29 +139,6 @@ def noisy_or(*weights: dict[tuple[int, int], float]) -> dict[tuple[int, int], fl
     return {key: round(1.0 - m, 6) for key, m in miss.items() if m < 1.0}
 
 
-def agree(votes: dict[tuple[int, int], float], listed: dict[tuple[int, int], float]) -> dict[tuple[int, int], float]:
-    """A passage's weight in a need as the mean of what its two human sources say of it (CombSUM): the votes (a voted
-    passage's share, or the best share of a voted passage overlapping it by verse) and the need's own Nave's entries
-    (their weight for a listed passage or one overlapping it, else 0); scaled so the theme's best passage weighs 1.
-    Why: a named entry at a top vote's weight ties a hundred and fifty of a need's passages at 1.0 under noisy-or
-    (Nave's "afflictions and adversities: prayer in" lists Jacob's prayer and Psalm 13 alike), and the votes that tell
-    the Psalter's laments from the rest are lost; the spans differ between the indexes (Psalm 13:1-4 listed, 13:1-2
-    voted), so agreement is read by verse. A passage both sources hold leads; one alone weighs half."""
-    keys = sorted(set(votes) | set(listed))
-    if not keys or not votes or not listed:
-        return dict(votes or listed)
-    s, e = np.array([k[0] for k in keys]), np.array([k[1] for k in keys])
-    out = []
-    for src in (votes, listed):
-        ss, se = np.array([k[0] for k in src]), np.array([k[1] for k in src])
-        w = np.array(list(src.values()))
-        overlap = (ss[None, :] <= e[:, None]) & (se[None, :] >= s[:, None])  # (keys, source spans)
-        out.append(np.where(overlap, w[None, :], 0.0).max(axis=1))
-    mean = (out[0] + out[1]) / 2
-    mean = mean / mean.max()
-    return {k: round(float(m), 6) for k, m in zip(keys, mean)}
-
-
 def nave_subjects(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> dict[str, dict[tuple[int, int], float]]:
     """Lower-cased subject -> its need entries' training-side passages, each at NAVE_WEIGHT."""
     out: dict[str, dict[tuple[int, int], float]] = defaultdict(dict)
@@ -176,28 +164,31 @@ def nave_entries(rows: Iterable[TrainingNavePassage], names: frozenset[str]) -> 
 def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[PastoralTheme],
                      nave: dict[str, dict[tuple[int, int], float]] | None = None,
                      heldout_keys: frozenset[str] = frozenset(),
-                     entries: dict[str, dict[tuple[int, int], float]] | None = None,
-                     pastoral_merge: str = "noisy_or") -> tuple[list[Theme], dict]:
+                     entries: dict[str, dict[tuple[int, int], float]] | None = None) -> tuple[list[Theme], dict]:
     """Themes (pastoral first, then topics by name, then Nave's subjects no topic names) and a report of
     pastoral topic names and Nave's entries not found on the training side (held out or absent: they contribute
     nothing, by design). `nave`: nave_subjects(); `entries`: nave_entries(); `heldout_keys`: split keys held out
-    in either source; `pastoral_merge`: how a pastoral theme merges its votes and its Nave's entries (`noisy_or`, as
-    the other sources merge, or `agree`)."""
-    if pastoral_merge not in PASTORAL_MERGES:
-        raise ValueError(f"pastoral_merge must be one of {PASTORAL_MERGES}, got {pastoral_merge!r}")
+    in either source. A pastoral theme merges its votes and its Nave's entries by noisy-or, as every source merges
+    (their mean by verse was measured and left off: docs/decisions.md)."""
     nave, entries = nave or {}, entries or {}
     weights = topic_weights(training)
     themes: list[Theme] = []
     missing: dict[str, list[str]] = {}
     missing_naves: dict[str, list[str]] = {}
+    avoided: dict[str, int] = {}
     for t in pastoral:
         votes = noisy_or(*(weights.get(name, {}) for name in t.topics))
         listed = noisy_or(*(entries.get(name, {}) for name in t.naves))
-        merged = agree(votes, listed) if pastoral_merge == "agree" else noisy_or(votes, listed)
+        merged = noisy_or(votes, listed)
+        wounding = t.avoid_spans()  # a passage cannot both serve a need and wound its reader: the avoid list wins
+        kept = {k: w for k, w in merged.items() if not any(k[0] <= e and s <= k[1] for s, e, _ in wounding)}
+        if len(kept) < len(merged):
+            avoided[t.id] = len(merged) - len(kept)
+        merged = kept
         missing[t.id] = [n for n in t.topics if n not in weights]
         missing_naves[t.id] = [n for n in t.naves if n not in entries]
         themes.append(Theme(f"pastoral:{t.id}", "pastoral", t.name, t.rewrite, f"pastoral:{t.id}",
-                            [t.name, *t.cues], merged))
+                            [t.name, *t.cues], merged, t.avoid_spans()))
     for name in sorted(weights):
         if len(weights[name]) >= MIN_TOPIC_PASSAGES:
             themes.append(Theme(f"topic:{name}", "topic", name, name, split_key(name), [name],
@@ -209,5 +200,5 @@ def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[Pas
             themes.append(Theme(f"nave:{name}", "topic", name, name, split_key(name), [name], nave[name]))
             own += 1
     return themes, {"missing_topics": {k: v for k, v in missing.items() if v},
-                    "missing_naves": {k: v for k, v in missing_naves.items() if v},
+                    "missing_naves": {k: v for k, v in missing_naves.items() if v}, "avoided_passages": avoided,
                     "nave_subjects_joined": joined, "nave_subject_themes": own}

@@ -1,0 +1,73 @@
+"""Stage 10, do no harm (pure): a passage that matches the topic can still wound the reader, because the human sources
+are topic indexes (an entry for a crime lists the law against it and the warnings to the guilty).
+
+Who is speaking (Analysis.stance) decides which functions of a passage (passage_voice) may not show in the top of the
+answer: for a sufferer or a helper judgement, violence, rebuke and law; for a doer judgement and violence (the way
+back, not damnation); a seeker is shown everything. A passage a routed need lists as wounding (pastoral.yaml `avoid:`:
+a fertility blessing to the childless, an order to submit to the one who hurts you) is held back too, and on pastoral
+intent so is a passage reached only through the sentence's surface words that does not fit the need it routed to
+(its blind, flood or bread in another sense). Held back means moved below every other candidate, in order: never
+removed. A passage over LONG_PASSAGE verses is read by its pinned verse, the one a reader sees first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from citebible_pipeline.bible.canon import span_verses
+from citebible_pipeline.gold.metrics import LONG_PASSAGE
+from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.voice.model import GRAVE, HARSH
+
+# the functions each stance may not be shown first (the issue's rule, from the pastoral principles in docs/evaluation.md)
+WOUNDING: dict[str, tuple[str, ...]] = {"sufferer": HARSH, "helper": HARSH, "doer": GRAVE, "seeker": ()}
+SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
+
+
+LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
+
+
+@dataclass(frozen=True)
+class Voices:
+    """Per verse (sorted ids): whether it wounds a sufferer or helper (`harsh`) and a doer (`grave`), read from a
+    reader's hand labels where the verse was labelled, else from the classifier's probabilities (>= LIKELY)."""
+
+    ids: np.ndarray
+    harsh: np.ndarray  # bool
+    grave: np.ndarray  # bool
+
+    def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
+        flags = self.grave if stance == "doer" else self.harsh
+        return flags[np.searchsorted(self.ids, start):np.searchsorted(self.ids, end, side="right")]
+
+
+def wounds(c: Candidate, stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
+           pin: int | None) -> bool:
+    """The candidate shows a wounding passage: a short one by any avoided verse, or by half its verses (or its pinned
+    verse) of a wounding function; a long one by its pinned verse alone."""
+    if span_verses(c.start, c.end) > LONG_PASSAGE:
+        return pin is not None and (any(bool(np.any((s <= pin) & (pin <= e))) for s, e in avoid)
+                                    or bool(voices.wounding(stance, pin, pin).any()))
+    if any(bool(np.any((s <= c.end) & (e >= c.start))) for s, e in avoid):
+        return True
+    here = voices.wounding(stance, c.start, c.end)
+    return bool(here.size) and (here.mean() >= 0.5 or (pin is not None and bool(voices.wounding(stance, pin, pin).any())))
+
+
+def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float) -> bool:
+    """Reached only through the original sentence's own dense or full-text lists, and nearer no routed need's rewrite
+    than `floor` (cosine)."""
+    surface = bool(c.hits) and all(h[0] == "original" and h[1] in SURFACE for h in c.hits)
+    return surface and len(needs) > 0 and float((needs @ vector).max()) < floor
+
+
+def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
+          pins: Sequence[int | None], off: Sequence[bool] | None = None) -> list[Candidate]:
+    """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
+    in its order; a seeker's unchanged."""
+    if stance == "seeker":
+        return cands
+    flags = [wounds(c, stance, voices, avoid, pin) or bool(off and off[i]) for i, (c, pin) in enumerate(zip(cands, pins))]
+    return [c for c, f in zip(cands, flags) if not f] + [c for c, f in zip(cands, flags) if f]

@@ -1,0 +1,180 @@
+"""Do no harm (issue 63): the verse-function classifier on a toy labelled set, who is speaking, the rule on a synthetic
+pool, the avoid lists, and harm@5. The built tables' side is at the end (slow)."""
+
+import numpy as np
+import pytest
+
+from citebible_pipeline.bible.references import parse_reference
+from citebible_pipeline.gold.build import CuratedQuery
+from citebible_pipeline.gold.metrics import LONG_PASSAGE, Result, harm_at, wounds
+from citebible_pipeline.query.analyze import analyze, validate
+from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.harm import Voices, off_need, stage
+from citebible_pipeline.voice.model import CLASSES, HARSH, assign, load_labels, per_class, thresholds_for, train
+
+
+def _toy(n_per: int, seed: int) -> tuple[np.ndarray, list[str], list[str]]:
+    """Eleven classes as eleven clusters in 16 dimensions; the last two harsh ones overlap (a hard pair)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(len(CLASSES), 16)) * 3
+    centres[CLASSES.index("rebuke")] = centres[CLASSES.index("judgement")] + 0.4
+    X = np.vstack([centres[k] + rng.normal(size=(n_per, 16)) for k in range(len(CLASSES))])
+    y = [c for c in CLASSES for _ in range(n_per)]
+    return X, y, [""] * len(y)
+
+
+def test_the_classifier_learns_a_toy_labelled_set_and_assigns_a_harsh_class_only_where_it_is_sure():
+    X, y, also = _toy(40, 1)
+    model = train(X, y, also)
+    Xt, yt, _ = _toy(20, 1)
+    pred = model.assign(model.probabilities(Xt))
+    table = per_class(np.array([CLASSES.index(c) for c in yt]), pred)
+    assert table["law"]["precision"] >= 0.9 and table["narrative"]["recall"] >= 0.9  # separable classes are learned
+    # the overlapping pair: whatever is assigned of it is assigned surely, or it is not assigned at all
+    for c in ("judgement", "rebuke"):
+        assert table[c]["precision"] is None or table[c]["precision"] >= 0.8 or model.thresholds[c] > 1
+    assert set(model.thresholds) == set(HARSH) and model.c in (0.03, 0.1, 0.3, 1.0)
+    again = train(X, y, also)  # deterministic: the same rows give the same model
+    assert np.array_equal(again.probabilities(Xt), model.probabilities(Xt))
+
+
+def test_a_harsh_class_below_its_threshold_takes_the_best_gentle_class():
+    P = np.zeros((2, len(CLASSES)))
+    P[0, CLASSES.index("judgement")], P[0, CLASSES.index("lament")] = 0.6, 0.4
+    P[1, CLASSES.index("judgement")], P[1, CLASSES.index("lament")] = 0.9, 0.1
+    got = assign(P, {"judgement": 0.8})
+    assert [CLASSES[k] for k in got] == ["lament", "judgement"]
+    y = np.array([CLASSES.index("judgement")] * 4 + [CLASSES.index("rebuke")])
+    Q = np.zeros((5, len(CLASSES)))
+    Q[:, CLASSES.index("judgement")] = [0.95, 0.9, 0.85, 0.8, 0.97]
+    th = thresholds_for(Q, y, np.full(5, -1))  # the 0.97 one is a rebuke: only a threshold above it is 100 % right
+    assert th["judgement"] > 0.97 or th["judgement"] == 1.01
+    th = thresholds_for(Q, y, np.array([-1, -1, -1, -1, CLASSES.index("judgement")]))  # its second label: right
+    assert th["judgement"] == 0.3
+
+
+def test_the_hand_labels_hold_a_stratified_sample_with_a_held_out_quarter():
+    labels = load_labels()
+    held = [lab for lab in labels if lab.split == "heldout"]
+    assert len(labels) >= 1500 and 400 <= len(held) <= 500
+    assert {lab.label for lab in held} >= set(HARSH)  # every harsh function has held-out examples
+    with pytest.raises(ValueError, match="line 2"):
+        load_labels("id,ref,label,also,split,note\n1001001,Genesis 1:1,gospel,,training,\n")
+
+
+@pytest.mark.parametrize("text, stance", [
+    ("My father beat me when I was small and I still flinch", "sufferer"),
+    ("We lost the baby at twenty weeks", "sufferer"),
+    ("I am going blind and I'm scared", "sufferer"),
+    ("I stole money from my church and nobody knows", "doer"),
+    ("I cheated on my husband", "doer"),
+    ("How can I comfort my sister after her divorce?", "helper"),
+    ("my friend was assaulted, what do I say to her", "helper"),
+    ("What does the Bible say about divorce?", "seeker"),
+    ("Is it a sin to get a tattoo?", "seeker"),
+    ("What did Paul teach about grace?", "seeker"),
+])
+def test_who_is_speaking(text, stance):
+    assert analyze(validate(text)).stance == stance
+
+
+def _cand(ref: str, level: str = "range") -> Candidate:
+    r = parse_reference(ref)
+    return Candidate(r.start_id, r.end_id, level, hits=[("original", "dense", "verse", 1), ("prior", "prior", "passage", 3)])
+
+
+def test_a_sufferers_judgement_passage_leaves_the_top_5_and_a_seekers_stays():
+    """A synthetic pool: Proverbs 19:9 tagged rebuke (harsh, not grave), Isaiah 13:9 judgement (grave), Psalm 34:18
+    comfort. A sufferer and a helper see neither harsh one in the top 5; a doer still sees the rebuke, not the
+    judgement; a seeker sees the pool as ranked. Nothing is removed."""
+    ids = np.array([parse_reference(r).start_id for r in ("Psalm 34:18", "Proverbs 19:9", "Isaiah 13:9")])
+    order = np.argsort(ids)
+    voices = Voices(ids[order], np.array([False, True, True])[order], np.array([False, False, True])[order])
+    pool = [_cand("Proverbs 19:9"), _cand("Isaiah 13:9"), _cand("Psalm 34:18")] + [_cand(f"Psalm {p}:1") for p in range(1, 8)]
+    pins = [None] * len(pool)
+    for stance in ("sufferer", "helper"):
+        top = [c.key for c in stage(pool, stance, voices, [], pins)[:5]]
+        assert pool[0].key not in top and pool[1].key not in top and pool[2].key in top
+    doer = [c.key for c in stage(pool, "doer", voices, [], pins)]
+    assert doer[0] == pool[0].key and pool[1].key not in doer[:5]
+    assert stage(pool, "seeker", voices, [], pins) == pool
+    assert sorted(c.key for c in stage(pool, "sufferer", voices, [], pins)) == sorted(c.key for c in pool)
+
+
+def test_a_long_passage_is_read_by_its_pinned_verse():
+    chapter = _cand("Proverbs 19", "chapter")
+    ids = np.arange(chapter.start, chapter.end + 1)
+    voices = Voices(ids, ids == parse_reference("Proverbs 19:9").start_id, np.zeros(len(ids), bool))
+    assert stage([chapter, _cand("Psalm 23:1")], "sufferer", voices, [], [parse_reference("Proverbs 19:9").start_id, None])[0] \
+        .key == _cand("Psalm 23:1").key
+    assert stage([chapter, _cand("Psalm 23:1")], "sufferer", voices, [], [parse_reference("Proverbs 19:17").start_id, None])[0] \
+        .key == chapter.key
+
+
+def test_a_candidate_reached_only_by_the_surface_words_must_fit_the_routed_need():
+    surface = Candidate(19001001, 19001001, "verse", hits=[("original", "dense", "verse", 1), ("original", "fulltext", "verse", 4)])
+    routed = Candidate(19001002, 19001002, "verse", hits=[("original", "dense", "verse", 2), ("pastoral:grief", "dense", "verse", 1)])
+    need = np.array([[1.0, 0.0]], np.float32)
+    far, near = np.array([0.0, 1.0], np.float32), np.array([0.9, 0.436], np.float32)
+    assert off_need(surface, far, need, 0.3) and not off_need(surface, near, need, 0.3)
+    assert not off_need(routed, far, need, 0.3)  # a rewrite reached it: the need vouches for it
+    assert not off_need(surface, far, np.zeros((0, 2), np.float32), 0.3)  # no need routed: nothing to fit
+
+
+def test_harm_at_5_counts_a_long_passage_by_its_pin_and_a_short_one_by_overlap():
+    p199 = parse_reference("Proverbs 19:9")
+    wound = [(p199.start_id, p199.end_id)]
+    chapter = parse_reference("Proverbs 19")
+    assert wounds(Result(p199.start_id - 2, p199.start_id + 1), wound[0])
+    assert not wounds(Result(chapter.start_id, chapter.end_id, pin=p199.start_id + 5), wound[0])
+    assert wounds(Result(chapter.start_id, chapter.end_id, pin=p199.start_id), wound[0])
+    assert LONG_PASSAGE == 20
+    ps1 = parse_reference("Psalm 1:1").start_id
+    answers = [Result(ps1 + i, ps1 + i) for i in range(5)] + [Result(p199.start_id, p199.start_id)]
+    assert harm_at(answers, wound, 5) == 0.0 and harm_at(answers, wound, 6) == 1.0
+
+
+def test_a_written_query_names_its_wounds_with_reasons_and_never_a_passage_it_serves():
+    ok = CuratedQuery(id="x", kind="pastoral", query="q", rationale="r", relevant={"Psalm 34:18": 3}, stance="sufferer",
+                      wounds={"Proverbs 19:9": "a law against the crime shown to its victim"})
+    assert ok.wound_spans()[0][:2] == (parse_reference("Proverbs 19:9").start_id,) * 2
+    with pytest.raises(ValueError, match="both as serving and as wounding"):
+        CuratedQuery(id="x", kind="pastoral", query="q", rationale="r", relevant={"Psalm 34": 3},
+                     wounds={"Psalm 34:18": "why"})
+    with pytest.raises(ValueError, match="stance"):
+        CuratedQuery(id="x", kind="pastoral", query="q", rationale="r", relevant={"Psalm 34:18": 3}, stance="victim")
+    with pytest.raises(ValueError, match="needs a reason"):
+        CuratedQuery(id="x", kind="pastoral", query="q", rationale="r", relevant={"Psalm 34:18": 3}, wounds={"Job 1:1": " "})
+
+
+def test_every_avoid_list_resolves_and_no_need_serves_what_it_avoids():
+    """pastoral.yaml: every avoid reference resolves with a reason (the loader refuses one that does not), and the
+    vocabulary drops from a need's passages any it lists as wounding (the avoid list wins)."""
+    from citebible_pipeline.gold.access import TrainingPassage
+    from citebible_pipeline.themes.vocabulary import PastoralTheme, build_vocabulary, load_pastoral
+
+    needs = load_pastoral()
+    assert sum(len(t.avoid) for t in needs) >= 100 and {"abuse", "childlessness", "prison", "poverty"} <= {t.id for t in needs}
+    with pytest.raises(ValueError):
+        PastoralTheme(id="x", name="n", rewrite="r", cues=("c",), topics=("t",), avoid={"Hezekiah 9:9": "why"})
+    fertile = parse_reference("Psalm 127:3-5")
+    voted = [TrainingPassage("children", fertile.start_id, fertile.end_id, 10, None)] + [
+        TrainingPassage("children", 19139013 + i, 19139013 + i, 5, None) for i in range(5)]
+    need = PastoralTheme(id="loss", name="n", rewrite="r", cues=("c",), topics=("children",),
+                         avoid={"Psalm 127:3": "a blessing the reader's life has contradicted"})
+    themes, report = build_vocabulary(voted, [need])
+    assert (fertile.start_id, fertile.end_id) not in themes[0].passages and len(themes[0].passages) == 5
+    assert report["avoided_passages"] == {"loss": 1} and themes[0].avoid[0][2].startswith("a blessing")
+
+
+@pytest.mark.slow
+def test_on_the_built_tables_no_need_serves_a_passage_it_avoids(full_db):
+    from citebible_pipeline.db import connect
+
+    with connect(full_db["url"]) as conn:
+        clash = conn.execute("SELECT count(*) FROM theme_avoid a JOIN theme_passages p ON p.theme_id = a.theme_id"
+                             " AND p.start_id <= a.end_id AND a.start_id <= p.end_id").fetchone()[0]
+        listed = conn.execute("SELECT count(*) FROM theme_avoid").fetchone()[0]
+        voices = conn.execute("SELECT count(*), count(*) FILTER (WHERE hand IS NOT NULL) FROM passage_voice").fetchone()
+    assert clash == 0 and listed >= 100
+    assert voices[0] == 31098 and voices[1] == len(load_labels())
