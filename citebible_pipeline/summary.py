@@ -42,12 +42,12 @@ def print_summary() -> int:
             print("\nLatest retrieval_eval (ablation rows on a fixed sample of held-out queries, see n; top share and"
                   " distinct/100: concentration of the top-5 answers; harm@5: pastoral answers showing a passage judged"
                   " to wound that reader):")
-            print(f"  {'variant':<11}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'harm@5':>8}{'abstain ok':>12}"
+            print(f"  {'variant':<13}{'query set':<18}{'n':>5}{'recall@50':>11}{'nDCG@10':>9}{'hit@5':>7}{'harm@5':>8}{'abstain ok':>12}"
                   f"{'top share':>11}{'distinct/100':>14}")
             for v, qs, n, *m in latest:
                 cells = "".join(f"{'-' if x is None else (f'{x:.1f}' if w == 14 else f'{x:.3f}'):>{w}}"
                                 for x, w in zip(m, (11, 9, 7, 8, 12, 11, 14)))
-                print(f"  {v:<11}{qs:<18}{n:>5}{cells}")
+                print(f"  {v:<13}{qs:<18}{n:>5}{cells}")
         row = conn.execute("SELECT ref, text FROM verses WHERE translation = %s AND id = 19034018",
                            (DEFAULT_TRANSLATION,)).fetchone()
         if row:
