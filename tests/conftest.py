@@ -106,6 +106,7 @@ def full_db(embedded_db) -> dict:
     from citebible_pipeline.themes.assets import theme_assets, theme_checks
     from citebible_pipeline.openbible.assets import openbible_assets, openbible_checks
     from citebible_pipeline.rerank.assets import reranker_model, reranker_model_sound
+    from citebible_pipeline.voice.assets import voice_assets, voice_checks
     from citebible_pipeline.sources.assets import (
         openbible_cross_refs_archive,
         openbible_topic_scores_archive,
@@ -116,7 +117,7 @@ def full_db(embedded_db) -> dict:
     result = materialize([openbible_cross_refs_archive, openbible_topic_votes_archive, openbible_topic_scores_archive,
                           naves_archive, *naves_assets, *naves_checks,
                           *openbible_assets, *openbible_checks, *gold_assets, *gold_checks, *theme_assets, *theme_checks,
-                          reranker_model, reranker_model_sound],
+                          reranker_model, reranker_model_sound, *voice_assets, *voice_checks],
                          resources=embedded_db["resources"],
                          run_config={"ops": {"retrieval_eval": {"config": {"limit_per_set": 200, "ablation_sample": 100}},
                                              "reranker_model": {"config": {"topics": 400}}}})

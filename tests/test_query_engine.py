@@ -365,14 +365,20 @@ def test_a_reader_at_risk_gets_help_and_is_never_turned_away(engine, monkeypatch
 
 
 def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_told_where_to_find_help(engine):
-    """care: the orders to submit, to stay or not to resist are held back below the answer of a
-    reader who discloses abuse, and the answer says where to find help; a study question about those passages still
-    gets them, and no help line."""
-    from citebible_pipeline.query.care import held_back
+    """The abuse need's avoid list (the orders to submit, to stay or not to resist) is held back below the answer of a
+    reader who discloses abuse, no rewrite speaks of reconciliation or submission, and the answer says where to find
+    help; a study question about those passages still gets them, and no help line."""
+    themes = engine.serving.data.themes
+    starts, ends = themes.avoid[themes.position["pastoral:abuse"]]
+
+    def held_back(c) -> bool:
+        return bool(np.any((starts <= c.end) & (ends >= c.start)))
 
     for text in ("My partner screams at me and threatens to hurt me if I leave", "My husband hits me when he drinks"):
-        assert engine.rank(text).analysis.abuse
-        assert not any(held_back(c) for c in engine.rank(text).candidates[:5]), text
+        ranked = engine.rank(text)
+        assert ranked.analysis.abuse and ranked.analysis.stance == "sufferer"
+        assert not any(held_back(c) for c in ranked.candidates[:5]), text
+        assert not any(w in (rw.theme or rw.text).lower() for rw in ranked.rewrites[1:] for w in ("reconcil", "submi")), text
         assert "1-800-799-7233" in engine.search(text).crisis_help
     both = engine.search("My husband beats me and I want to end my life").crisis_help
     assert "988" in both and "1-800-799-7233" in both

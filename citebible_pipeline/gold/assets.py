@@ -87,7 +87,7 @@ class EvalConfig(Config):
 
 
 @asset(
-    deps=[gold_set, default_translation(passage_embeddings), "abstention_floor", "reranker_model"],  # by key: those modules import gold_set
+    deps=[gold_set, default_translation(passage_embeddings), "abstention_floor", "reranker_model", "passage_voice"],  # by key: those modules import gold_set
     group_name="gold",
     kinds={"postgres"},
     code_version="4",
