@@ -240,7 +240,7 @@ class Engine:
             return cands
         themes = data.themes
         needs = {x.theme for x in r.needs_routed} | ({themes.position[r.stance]} if r.stance in themes.position else set())
-        avoid = [themes.avoid[t] for t in needs if themes.avoid and t in themes.avoid]
+        avoid = [themes.avoid[t] for t in needs if t in themes.avoid]
         off = None
         if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not
             needs_v = np.asarray(r.vectors[1:], np.float32)

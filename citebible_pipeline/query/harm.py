@@ -19,20 +19,16 @@ import numpy as np
 from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.gold.metrics import LONG_PASSAGE
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.voice.model import GRAVE, HARSH
 
-# the functions each stance may not be shown first (the issue's rule, from the pastoral principles in docs/evaluation.md)
-WOUNDING: dict[str, tuple[str, ...]] = {"sufferer": HARSH, "helper": HARSH, "doer": GRAVE, "seeker": ()}
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
-
-
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
 
 
 @dataclass(frozen=True)
 class Voices:
-    """Per verse (sorted ids): whether it wounds a sufferer or helper (`harsh`) and a doer (`grave`), read from a
-    reader's hand labels where the verse was labelled, else from the classifier's probabilities (>= LIKELY)."""
+    """Per verse (sorted ids): whether it wounds a sufferer or helper (`harsh`: voice.model.HARSH) and a doer (`grave`:
+    voice.model.GRAVE), read from a reader's hand labels where the verse was labelled, else from the classifier's
+    probabilities (>= LIKELY). A seeker is never asked (`stage`)."""
 
     ids: np.ndarray
     harsh: np.ndarray  # bool

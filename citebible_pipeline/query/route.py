@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -29,7 +29,7 @@ class ThemeIndex:
     rewrite_vectors: np.ndarray  # (n_themes, dims)
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
-    avoid: dict[int, tuple[np.ndarray, np.ndarray]] | None = None  # theme row -> the spans it lists as wounding its reader
+    avoid: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # theme row -> the spans it lists as wounding its reader
 
     @cached_property
     def position(self) -> dict[str, int]:
