@@ -124,13 +124,19 @@ def _verses(r: Result) -> range:
 LONG_PASSAGE = 20  # verses: a chapter, pericope or range longer than this wounds by its pinned verse (issue 63's rule)
 
 
+def shown(start: int, end: int, pin: int | None) -> tuple[int, int] | None:
+    """What a reader is judged to have read of a passage: all of it, or, when longer than LONG_PASSAGE verses, its
+    pinned verse alone (a chapter is read by the verse shown first; its every verse was not read); None: a long
+    passage with no pin. The evaluation (`wounds`) and the harm stage (query.harm) read passages alike."""
+    if span_verses(start, end) > LONG_PASSAGE:
+        return None if pin is None else (pin, pin)
+    return start, end
+
+
 def wounds(r: Result, wound: tuple[int, int]) -> bool:
-    """A result shows a wounding passage: it overlaps it, or, when longer than LONG_PASSAGE verses, its pinned verse
-    lies in it (a chapter is read by the verse shown first; its every verse was not read)."""
-    start, end = wound
-    if span_verses(r.start, r.end) > LONG_PASSAGE:
-        return r.pin is not None and start <= r.pin <= end
-    return r.start <= end and start <= r.end
+    """A result shows a wounding passage: what the reader is judged to read of it (`shown`) overlaps it."""
+    span = shown(r.start, r.end, r.pin)
+    return span is not None and span[0] <= wound[1] and wound[0] <= span[1]
 
 
 def harm_at(results: Sequence[Result], wound_spans: Sequence[tuple[int, int]], k: int) -> float:

@@ -7,7 +7,7 @@ back, not damnation); a seeker is shown everything. A passage a routed need list
 a fertility blessing to the childless, an order to submit to the one who hurts you) is held back too, and on pastoral
 intent so is a passage reached only through the sentence's surface words that does not fit the need it routed to
 (its blind, flood or bread in another sense). Held back means moved below every other candidate, in order: never
-removed. A passage over LONG_PASSAGE verses is read by its pinned verse, the one a reader sees first."""
+removed. A passage over gold.metrics.LONG_PASSAGE verses is read by its pinned verse, the one a reader sees first."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citebible_pipeline.bible.canon import span_verses
-from citebible_pipeline.gold.metrics import LONG_PASSAGE
+from citebible_pipeline.gold.metrics import shown
 from citebible_pipeline.query.fuse import Candidate
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
@@ -41,14 +40,16 @@ class Voices:
 
 def wounds(c: Candidate, stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
            pin: int | None) -> bool:
-    """The candidate shows a wounding passage: a short one by any avoided verse, or by half its verses (or its pinned
-    verse) of a wounding function; a long one by its pinned verse alone."""
-    if span_verses(c.start, c.end) > LONG_PASSAGE:
-        return pin is not None and (any(bool(np.any((s <= pin) & (pin <= e))) for s, e in avoid)
-                                    or bool(voices.wounding(stance, pin, pin).any()))
-    if any(bool(np.any((s <= c.end) & (e >= c.start))) for s, e in avoid):
+    """The candidate shows a wounding passage: what the reader is judged to read of it (gold.metrics.shown: a long one
+    by its pinned verse alone) holds an avoided verse, or half its verses (or the pinned verse) are of a wounding
+    function."""
+    span = shown(c.start, c.end, pin)
+    if span is None:
+        return False
+    lo, hi = span
+    if any(bool(np.any((s <= hi) & (e >= lo))) for s, e in avoid):
         return True
-    here = voices.wounding(stance, c.start, c.end)
+    here = voices.wounding(stance, lo, hi)
     return bool(here.size) and (here.mean() >= 0.5 or (pin is not None and bool(voices.wounding(stance, pin, pin).any())))
 
 
