@@ -73,6 +73,9 @@ def test_the_hand_labels_hold_a_stratified_sample_with_a_held_out_quarter():
     ("What does the Bible say about divorce?", "seeker"),
     ("Is it a sin to get a tattoo?", "seeker"),
     ("What did Paul teach about grace?", "seeker"),
+    ("we're down to our last twenty dollars and the rent is due", "sufferer"),  # a contraction is still the first person
+    ("gambled away the rent money again, cannot face her", "sufferer"),  # a diary's dropped subject
+    ("Blessed are the poor in spirit", "seeker"),  # a copula after the verb: no dropped subject
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance
@@ -119,6 +122,22 @@ def test_a_candidate_reached_only_by_the_surface_words_must_fit_the_routed_need(
     assert off_need(surface, far, need, 0.3) and not off_need(surface, near, need, 0.3)
     assert not off_need(routed, far, need, 0.3)  # a rewrite reached it: the need vouches for it
     assert not off_need(surface, far, np.zeros((0, 2), np.float32), 0.3)  # no need routed: nothing to fit
+
+
+def test_the_needs_nearest_the_sentence_are_named_whether_or_not_routing_chose_them():
+    """route.nearest_needs: pastoral needs only, by their nearest cue to any routing row, a left-out one skipped."""
+    from citebible_pipeline.query.route import ThemeIndex, nearest_needs, route
+
+    keys = ["topic:vows", "pastoral:abuse", "pastoral:marriage", "pastoral:grief"]
+    one = (np.array([1]), np.array([1]), np.ones(1))
+    cues = np.array([[1, 0, 0], [0.3, 0.954, 0], [0.55, 0, 0.835], [0, 0, 1]], np.float32)
+    idx = ThemeIndex(keys=keys, kinds=["topic", "pastoral", "pastoral", "pastoral"], names=keys, rewrites=["r"] * 4,
+                     split_keys=keys, cue_vectors=cues, cue_starts=np.arange(4), rewrite_vectors=np.eye(4, 3, dtype=np.float32),
+                     passages=[one] * 4)
+    rows = np.array([[0.98, 0.2, 0.0]], np.float32)  # "people from church say i broke my vows": the topic name is nearest
+    assert [r.theme for r in route(idx, rows, pastoral=True)] == [0]  # routing chose no need
+    assert nearest_needs(idx, rows, 2) == [2, 1] and nearest_needs(idx, rows, 0) == []
+    assert nearest_needs(idx, rows, 2, frozenset({"pastoral:marriage"})) == [1, 3]
 
 
 def test_harm_at_5_counts_a_long_passage_by_its_pin_and_a_short_one_by_overlap():

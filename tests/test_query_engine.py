@@ -364,6 +364,20 @@ def test_a_reader_at_risk_gets_help_and_is_never_turned_away(engine, monkeypatch
     assert not engine.search("I keep having thoughts of killing myself").abstained
 
 
+def test_a_person_who_states_a_need_is_never_turned_away_by_the_floor(engine, monkeypatch):
+    """The floor turns away questions the Bible does not speak to; a reader who states a need of their own (pastoral
+    intent; a sufferer, a helper, a doer) is answered even where the floor would turn every query away. A seeker's
+    question and an everyday first-person request ("my wifi router") still meet the floor."""
+    from citebible_pipeline.query.floor import Floor
+
+    monkeypatch.setattr(Floor, "abstains", lambda self, signals: True)
+    for text in ("gambled away the rent money again and I'm so ashamed", "how do I help my coworker whose boyfriend hits her"):
+        r = engine.search(text)
+        assert r.analysis.pastoral and r.analysis.stance != "seeker" and not r.abstained and r.results, text
+    assert engine.search("how to reset my wifi router").abstained
+    assert engine.search("What does the Bible say about divorce?").abstained
+
+
 def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_told_where_to_find_help(engine):
     """The abuse need's avoid list (the orders to submit, to stay or not to resist) is held back below the answer of a
     reader who discloses abuse, no rewrite speaks of reconciliation or submission, and the answer says where to find

@@ -104,7 +104,7 @@ DISTRESS = (
     "angry", "anger", "furious", "rage", "hate", "bitter", "revenge", "resent",
     "lonely", "alone", "abandon", "rejected", "nobody", "forsaken", "far away",
     "depress", "hopeless", "despair", "worthless", "useless", "failure", "suicid", "give up", "empty",
-    "exhaust", "tired", "weary", "burned out", "burnt out", "overwhelm", "stress", "worn out",
+    "exhaust", "tired", "weary", "burned out", "burnt out", "overwhelm", "stress", "worn out", "do this anymore",
     "addict", "drinking", "drunk", "relapse", "porn",
     "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
@@ -112,13 +112,13 @@ DISTRESS = (
     # disaster and violence, in their everyday words (never from a query set)
     "blind", "deaf", "paralyz", "wheelchair", "amputat", "alzheimer", "dialysis", "stillb", "infertil", "childless",
     "homeless", "evict", "hungry", "starv", "bankrupt", "foreclos", "laid off", "prison", "jail", "incarcerat", "arrested",
-    "convicted", "flood", "hurricane", "tornado", "wildfire", "earthquake", "molest", "trafficked", "stalker", "stalking",
-    "stalked",
+    "convicted", "juvie", "locked up", "parole", "detention", "deport", "flood", "hurricane", "tornado", "wildfire",
+    "earthquake", "molest", "trafficked", "stalker", "stalking", "stalked",
     # crisis and trauma, from published screening instruments' items (PHQ-9 item 9, the C-SSRS screener, NIMH's ASQ;
     # the PCL-5's trauma symptoms), not from any query set; CRISIS words their self-harm items in every person
     "not wake up", "nightmare", "flashback", "trauma", "ptsd", *SELF_HARM, *ABUSE,
 )
-PLEA = ("help", "why", "can't", "cannot", "can not", "how do i", "don't know how", "please")
+PLEA = ("help", "why", "can't", "cant", "cannot", "can not", "how do i", "don't know how", "please")
 # Rule S' (README "Thirty-first step"): a prefix reads its own word's family, never a word of another family. These
 # are the words a prefix met in the WEB text, the OpenBible topic names and the theme names that are not of its family,
 # read one by one, with their common English relatives (never a query set): Sadducees and saddles are not "sad", paint
@@ -127,14 +127,13 @@ OTHER_FAMILIES = ("sadduc", "saddl", "crystal", "crypt", "paint", "dreadlock", "
                   "illus", "illyric", "illinois", "illiter", "illicit", "hospitalit", "chemosh", "pleased", "pleases",
                   "pleasing")
 OTHER_WORDS = frozenset({"bittern", "bitterns"})
-# Hostile query text: a database statement, not words to a reader. Its shape: a statement's keyword pair and its object
-# where a statement ends or goes on (";", "--", "(", WHERE, VALUES), or UPDATE ... SET, or UNION SELECT, beside a
-# statement's punctuation (";", "--", "/*"): the injection examples of OWASP's testing guide, never a query set. A
-# reader's "delete from my phone" or "I'm tired; help" is not one.
-# Who is speaking (Analysis.stance, issue 63), from the general shapes of the questions, never a query set: the helper
-# asks how to help, comfort or what to say to someone else; the seeker asks what the Bible says or whether a thing is
-# a sin (unless a first-person sentence also states a need). A reader who did the wrong is the doer; any other
-# first-person, pastoral, crisis or abuse sentence is the sufferer's (it happened to me or to someone I love).
+# Who is speaking (Analysis.stance, issue 63), from the general shapes of questions, never a query set: the helper asks
+# how to help or what to say to someone; the seeker what the Bible says or whether a thing is a sin (unless a
+# first-person sentence also states a need); the doer did the wrong; any other first-person, pastoral, crisis or abuse
+# sentence is the sufferer's. A diary's dropped subject ("lost the baby at nine weeks") is the first person.
+DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:[a-z]{3,}ed|lost|got|had|left|broke|fell|"
+                             r"found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes)\b"
+                             r" (?:(?:the|a|an|my|our|his|her|their|its|all|everything|it|him|them|away|again|up|out)\b|\$?\d)")
 HELPER = re.compile(r"\bhow (?:do|can|should|could|would) (?:i|we) (?:best )?(?:help|comfort|support|encourage|care for|"
                     r"be there for|reach|talk to|speak to|minister to|pray for|love|respond to)\b|\bwhat (?:do|can|should|"
                     r"could) (?:i|we) (?:say|do|tell|write)\b.*\b(?:to|for) (?:my|our|a|her|him|them|someone)\b")
@@ -144,6 +143,9 @@ STUDY = re.compile(r"\b(?:what|where|how|why) (?:does|did|do|is|was) (?:the )?(?
                    r"wrong|biblical|unforgivable)\b|\b(?:does|did) (?:the bible|scripture|god|jesus) (?:say|allow|forbid|condemn|"
                    r"teach)\b|\baccording to (?:the bible|scripture)\b|\b(?:verses?|passages?|scriptures?) (?:about|on)\b|"
                    r"\bexplain\b|\bmeaning of\b")
+# Hostile query text: a database statement, not words to a reader: a statement's keyword pair and its object where a
+# statement ends or goes on (";", "--", "(", WHERE, VALUES), UPDATE ... SET or UNION SELECT, beside ";", "--" or "/*"
+# (OWASP's testing guide's injection examples). A reader's "delete from my phone" or "I'm tired; help" is not one.
 _STATEMENT = re.compile(r"\b(?:(?P<pair>drop\s+(?:table|database|schema)|delete\s+from|insert\s+into|truncate\s+table"
                         r"|alter\s+table)\s+[\w.\"`\[\]]+\s*(?:;|--|/\*|\(|$|where\b|values\b)"
                         r"|(?P<update>update\s+\w+\s+set)\b|(?P<union>union\s+(?:all\s+)?select)\b)", re.I)
@@ -180,7 +182,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     names abuse, who is speaking and whether its anger is at God (one reading of its words for all six)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
-    first = bool(words & FIRST_PERSON)
+    first = bool(words & FIRST_PERSON) or DROPPED_SUBJECT.match(low) is not None
     no_wish = bool(NO_WISH_TO_LIVE.search(low))
     confession = CONFESSION.search(low)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + no_wish

@@ -28,7 +28,7 @@ from citebible_pipeline.query.present import answer
 from citebible_pipeline.query.rerank import Reranker, RerankInputs, apply as rerank_stage
 from citebible_pipeline.query.retrieve import DenseQuery, exact_rows, retrieve_once, verse_rows
 from citebible_pipeline.query.rewrite import LLMConfig, rewrites
-from citebible_pipeline.query.route import ThemeIndex, clause_needs, clauses, prior_scores, route
+from citebible_pipeline.query.route import ThemeIndex, clause_needs, clauses, nearest_needs, prior_scores, route
 from citebible_pipeline.query.slots import fill
 from citebible_pipeline.query.tuning import TUNING
 from citebible_pipeline.query.serving import Follower, Serving, describe, load_serving, read_versions
@@ -141,7 +141,9 @@ class Engine:
             rows = self._retrieve(conn, r, data, tables, o, v, memo)
             clock.lap("retrieve")
             signals = lists.floor_signals(rows, r.floor_routed, r.analysis) | {"lexicon": lexicon_coverage(clean, data.lexicon)}
-            if v.floor and v.dense and data.floor is not None and not r.analysis.crisis and data.floor.abstains(signals):
+            # the floor turns away questions, never a crisis nor a person who states a need (pastoral, not a seeker)
+            may_abstain = not (r.analysis.crisis or (r.analysis.pastoral and r.analysis.stance != "seeker"))
+            if v.floor and v.dense and data.floor is not None and may_abstain and data.floor.abstains(signals):
                 clock.lap("floor")  # decided before fusing a pool nobody will read
                 reason = ("nothing in the Bible index fits this question closely enough "
                           f"(relevance {data.floor.probability(signals):.2f} below the floor {data.floor.threshold:.2f})")
@@ -239,7 +241,8 @@ class Engine:
         if r.analysis.stance == "seeker" or not cands:
             return cands
         themes = data.themes
-        needs = {x.theme for x in r.needs_routed} | ({themes.position[r.stance]} if r.stance in themes.position else set())
+        needs = ({x.theme for x in r.needs_routed} | set(nearest_needs(themes, r.route_rows, TUNING.avoid_near, r.left_out))
+                 | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid]
         off = None
         if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not

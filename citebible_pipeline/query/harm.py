@@ -1,13 +1,10 @@
-"""Stage 10, do no harm (pure): a passage that matches the topic can still wound the reader, because the human sources
-are topic indexes (an entry for a crime lists the law against it and the warnings to the guilty).
-
-Who is speaking (Analysis.stance) decides which functions of a passage (passage_voice) may not show in the top of the
-answer: for a sufferer or a helper judgement, violence, rebuke and law; for a doer judgement and violence (the way
-back, not damnation); a seeker is shown everything. A passage a routed need lists as wounding (pastoral.yaml `avoid:`:
-a fertility blessing to the childless, an order to submit to the one who hurts you) is held back too, and on pastoral
-intent so is a passage reached only through the sentence's surface words that does not fit the need it routed to
-(its blind, flood or bread in another sense). Held back means moved below every other candidate, in order: never
-removed. A passage over gold.metrics.LONG_PASSAGE verses is read by its pinned verse, the one a reader sees first."""
+"""Stage 10, do no harm (pure): the human sources are topic indexes (an entry for a crime lists the law against it and
+the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
+(Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
+violence, rebuke and law; for a doer judgement and violence; a seeker is shown everything. Held back too: a passage a
+need near the sentence lists as wounding (pastoral.yaml `avoid:`), and on pastoral intent one reached only through the
+sentence's surface words that fits no routed need (its blind or flood in another sense). Held back is moved below
+every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
 
 from __future__ import annotations
 

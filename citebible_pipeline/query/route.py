@@ -121,6 +121,12 @@ def route(index: ThemeIndex, query: np.ndarray, pastoral: bool, top: int = TUNIN
     return [Routed(i, best_score[i], mass[i] / total, best_row[i]) for i in ranked]
 
 
+def nearest_needs(index: ThemeIndex, rows: np.ndarray, k: int, exclude: frozenset[str] = frozenset()) -> list[int]:
+    """The k pastoral needs nearest any routing row, routed or not: a sentence routed to topic names still states a need."""
+    best = np.where(index.pastoral_mask, theme_scores(index, np.atleast_2d(rows), False, exclude).max(axis=1), -np.inf)
+    return [int(i) for i in np.argsort(-best)[:k] if np.isfinite(best[i])]
+
+
 def held_out(index: ThemeIndex, key: str, exclude: frozenset[str]) -> bool:
     """Whether theme `key` is in the index and left out by its split key (training leaves a query's own theme out)."""
     return (i := index.position.get(key)) is not None and index.split_keys[i] in exclude

@@ -16,8 +16,8 @@ WORD = re.compile(r"[a-z][a-z']*")  # analyze: lower-cased words, apostrophes ke
 LETTERS = re.compile(r"[a-z]+")  # floor: letters only
 DISPLAY_WORD = re.compile(r"[A-Za-z][A-Za-z']*")  # display: words as they appear in the verse text
 
-FIRST_PERSON = frozenset({"i", "im", "i'm", "ive", "i've", "i'll", "id", "i'd", "me", "my", "mine", "myself", "we", "our",
-                          "us", "ours"})
+FIRST_PERSON = frozenset({"i", "im", "i'm", "ive", "i've", "i'll", "id", "i'd", "me", "my", "mine", "myself", "we", "we're",
+                          "we've", "we'll", "we'd", "our", "us", "ours", "ourselves"})
 # floor: words too common to say whether a question is about the Bible
 FLOOR_STOP = frozenset("a an and are as at be but by can do does for from how i in is it its me my not of on or our so "
                        "that the their this to was we what when where who why will with you your".split())

@@ -88,6 +88,8 @@ class Tuning:
     need_fit: float = _w(0.2, "dev: the cosine a candidate reached only by the sentence's own words needs to a routed need's "
                          "rewrite to stay in the top of the answer; 0.2 to 0.6 gave the same figures (dev_harm pastoral harm@5 "
                          "0.288 -> 0.279, hit@5 unchanged; dev sentences unchanged): the lowest kept (docs/decisions.md)")
+    avoid_near: int = _w(8, "dev: the avoid lists of the 8 needs nearest the sentence apply, routed or not; 0/3/5/8/12/30 gave "
+                         "dev_harm harm@5 .240/.202/.163/.144/.144/.096, dev hit@5 .700/.700/.689/.689/.678/.656 (decisions)")
     # display
     context_verses: int = _w(2, "rule from the architecture: a +-2-3 verse context window")
 
