@@ -28,7 +28,8 @@ from citebible_pipeline.retrieval.baselines import VARIANTS, RetrievalContext, R
 log = logging.getLogger(__name__)
 METRICS = ("recall_50", "ndcg_10", "mrr_10", "hit_5", "harm_5", "abstention_accuracy", "top_passage_share",
            "distinct_per_100")
-WRITTEN_SETS = ("curated", "dev")  # dev_harm too: its prefix is "dev"  # query sets whose abstention is scored (they hold off-topic or answerable sentences)
+# query sets whose abstention is scored (they hold off-topic or answerable sentences); "dev" is dev_harm's prefix too
+WRITTEN_SETS = ("curated", "dev")
 
 
 @dataclass

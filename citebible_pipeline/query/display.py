@@ -35,4 +35,4 @@ def pinned_index(query: np.ndarray, verse_vectors: Sequence[np.ndarray]) -> int:
     """The verse most similar to the query (cosine: vectors are unit norm)."""
     if not len(verse_vectors):
         return 0
-    return int(np.argmax(np.stack(verse_vectors) @ query))
+    return int(np.argmax(np.asarray(verse_vectors) @ query))  # a matrix as it is, a list of rows stacked

@@ -15,6 +15,7 @@ import psycopg
 from citebible_pipeline.bible.canon import chapter_base, split_id, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
+from citebible_pipeline.query.display import pinned_index
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.label_features import label_features
 from citebible_pipeline.query.retrieve import Level, level
@@ -65,7 +66,7 @@ class PoolTables:
     def pinned(self, q: np.ndarray, start: int, end: int) -> int | None:
         """The verse of [start, end] nearest the query: what present shows first (None: no verse vectors there)."""
         lo, hi = np.searchsorted(self.verse_ids, start), np.searchsorted(self.verse_ids, end, side="right")
-        return int(self.verse_ids[lo + int(np.argmax(self.verse_vectors[lo:hi] @ q))]) if hi > lo else None
+        return int(self.verse_ids[lo + pinned_index(q, self.verse_vectors[lo:hi])]) if hi > lo else None
 
     @functools.cached_property
     def exact_levels(self) -> dict[str, Level]:

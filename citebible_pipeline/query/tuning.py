@@ -85,9 +85,8 @@ class Tuning:
                          "(log1p(hits) / log1p(fulltext_k))")
     max_false_abstain: float = _w(0.05, "rule from the issue: at most 1 in 20 answerable calibration queries abstain")
     # do no harm (harm.off_need, pastoral intent)
-    need_fit: float = _w(0.2, "dev: the cosine a candidate reached only by the sentence's own words needs to a routed need's "
-                         "rewrite to stay in the top of the answer; 0.2 to 0.6 gave the same figures (dev_harm pastoral harm@5 "
-                         "0.288 -> 0.279, hit@5 unchanged; dev sentences unchanged): the lowest kept (docs/decisions.md)")
+    need_fit: float = _w(0.2, "dev: cosine to a routed need's rewrite a candidate reached only by the sentence's own words needs "
+                         "to stay on top; 0.2-0.6 alike (dev_harm harm@5 0.288 -> 0.279, hits, dev unchanged): lowest kept (decisions)")
     avoid_near: int = _w(8, "dev: the avoid lists of the 8 needs nearest the sentence apply, routed or not; 0/3/5/8/12/30 gave "
                          "dev_harm harm@5 .240/.202/.163/.144/.144/.096, dev hit@5 .700/.700/.689/.689/.678/.656 (decisions)")
     # display

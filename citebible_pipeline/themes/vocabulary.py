@@ -188,7 +188,7 @@ def build_vocabulary(training: Iterable[TrainingPassage], pastoral: Sequence[Pas
         missing[t.id] = [n for n in t.topics if n not in weights]
         missing_naves[t.id] = [n for n in t.naves if n not in entries]
         themes.append(Theme(f"pastoral:{t.id}", "pastoral", t.name, t.rewrite, f"pastoral:{t.id}",
-                            [t.name, *t.cues], merged, t.avoid_spans()))
+                            [t.name, *t.cues], merged, wounding))
     for name in sorted(weights):
         if len(weights[name]) >= MIN_TOPIC_PASSAGES:
             themes.append(Theme(f"topic:{name}", "topic", name, name, split_key(name), [name],
