@@ -10,7 +10,8 @@ from citebible_pipeline.gold.metrics import LONG_PASSAGE, Result, harm_at, wound
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.harm import Voices, off_need, stage
-from citebible_pipeline.voice.model import CLASSES, HARSH, assign, load_labels, per_class, thresholds_for, train
+from citebible_pipeline.voice.features import VerseInput, context_means, matrix
+from citebible_pipeline.voice.model import CLASSES, HARSH, assign, load_labels, lower_bound, per_class, thresholds_for, train
 
 
 def _toy(n_per: int, seed: int) -> tuple[np.ndarray, list[str], list[str]]:
@@ -44,13 +45,26 @@ def test_a_harsh_class_below_its_threshold_takes_the_best_gentle_class():
     P[1, CLASSES.index("judgement")], P[1, CLASSES.index("lament")] = 0.9, 0.1
     got = assign(P, {"judgement": 0.8})
     assert [CLASSES[k] for k in got] == ["lament", "judgement"]
-    y = np.array([CLASSES.index("judgement")] * 4 + [CLASSES.index("rebuke")])
-    Q = np.zeros((5, len(CLASSES)))
-    Q[:, CLASSES.index("judgement")] = [0.95, 0.9, 0.85, 0.8, 0.97]
-    th = thresholds_for(Q, y, np.full(5, -1))  # the 0.97 one is a rebuke: only a threshold above it is 100 % right
-    assert th["judgement"] > 0.97 or th["judgement"] == 1.01
-    th = thresholds_for(Q, y, np.array([-1, -1, -1, -1, CLASSES.index("judgement")]))  # its second label: right
-    assert th["judgement"] == 0.3
+    j, r = CLASSES.index("judgement"), CLASSES.index("rebuke")
+    y = np.array([j] * 40 + [r] * 4)
+    Q = np.zeros((44, len(CLASSES)))
+    Q[:, j] = [0.9] * 40 + [0.5] * 4
+    assert thresholds_for(Q, y, np.full(44, -1))["judgement"] == 0.55  # above the four rebukes: 40 of 40 right
+    also = np.array([-1] * 40 + [j] * 4)  # the rebukes' second label is judgement: right at any threshold
+    assert thresholds_for(Q, y, also)["judgement"] == 0.3
+    assert thresholds_for(Q[:3], y[:3], also[:3])["judgement"] == 1.01  # 3 of 3 right is no evidence: never assigned
+    assert lower_bound(40, 40) > 0.9 > lower_bound(3, 3) and lower_bound(0, 0) == 0.0
+
+
+def test_a_verse_reads_with_its_passage_and_its_chapter_never_across_a_chapter_break():
+    vectors = {1001001 + i: np.array([float(i), 1.0], np.float32) for i in range(8)}  # chapter 1: 8 verses
+    vectors[1002001] = np.array([100.0, 1.0], np.float32)  # chapter 2: one verse
+    got = context_means(sorted(vectors), vectors, window=2)
+    assert np.allclose(got[1001001], [1.0, 1.0, 3.5, 1.0])  # verses 1-3 (0, 1, 2) beside the chapter's mean (3.5)
+    assert np.allclose(got[1001005], [4.0, 1.0, 3.5, 1.0])  # verses 3-7
+    assert np.allclose(got[1002001], [100.0, 1.0, 100.0, 1.0])  # the next chapter's verse reads alone
+    row = matrix([VerseInput(1001001, "Woe to you", "prophecy")], vectors, got, {}, 2)[0]
+    assert np.allclose(row[-6:], [0.0, 1.0, 1.0, 1.0, 3.5, 1.0])  # own | passage | chapter, last in the row
 
 
 def test_the_hand_labels_hold_a_stratified_sample_with_a_held_out_quarter():

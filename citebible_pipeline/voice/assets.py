@@ -11,7 +11,7 @@ from citebible_pipeline.gold.assets import gold_set
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.partitions import default_translation
 from citebible_pipeline.resources import PostgresResource
-from citebible_pipeline.voice.features import matrix, neighbour_means
+from citebible_pipeline.voice.features import context_means, matrix
 from citebible_pipeline.voice.model import CLASSES, GRAVE, HARSH, load_labels, train
 from citebible_pipeline.voice.store import corpus, heldout_table, write_voice
 
@@ -37,7 +37,7 @@ def passage_voice(context: AssetExecutionContext, postgres: PostgresResource) ->
         missing = [lab.ref for lab in labels if lab.id not in by_id]
         if missing:
             raise RuntimeError(f"voice/labels.csv names verses with no text in the corpus: {missing[:5]}")
-        near = neighbour_means([v.id for v in verses], vectors)
+        near = context_means([v.id for v in verses], vectors)
         train_part = [lab for lab in labels if lab.split == "training"]
         held = [lab for lab in labels if lab.split == "heldout"]
         context.log.info(f"training on {len(train_part):,} labelled verses ({len(held):,} held out)")

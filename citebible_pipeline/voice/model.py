@@ -3,8 +3,8 @@ hand-labelled training part, harsh functions assigned only where the model is su
 
 A harsh function (judgement, violence, rebuke, law) hides a passage from a suffering reader, so a wrong harsh tag
 hides a good verse: each harsh class has a threshold, the lowest probability at which the model's out-of-fold
-predictions on the training part reach TARGET_PRECISION (a rule stated before measuring: 0.92, a margin over the
-issue's 0.90 for the held-out part). Below it the verse takes its best gentle function."""
+predictions on the training part are right often enough that even the one-sided 95 % lower bound of their precision
+(Wilson) reaches the issue's 0.90. Below it the verse takes its best gentle function."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ CLASSES = ("comfort", "lament", "praise", "instruction", "command", "rebuke", "j
            "narrative", "list")
 HARSH = ("rebuke", "judgement", "violence", "law")  # what a sufferer or a helper is not shown first (query.harm)
 GRAVE = ("judgement", "violence")  # what a reader who did the wrong is not shown first: the way back, not damnation
-TARGET_PRECISION = 0.92  # rule stated before measuring (module docstring)
-MIN_PREDICTED = 3  # out-of-fold predictions a threshold must rest on; fewer: the class is never assigned
+TARGET_PRECISION = 0.90  # the issue's floor, met by the lower bound below (module docstring)
+Z = 1.645  # one-sided 95 %: a point estimate over a few predictions is no evidence (decisions: 0.92 on 3 was not)
 C_GRID = (0.03, 0.1, 0.3, 1.0)  # regularization tried by out-of-fold macro F1 on the training part (rule)
 THRESHOLD_GRID = tuple(np.round(np.arange(0.30, 0.96, 0.05), 2))
 FOLDS = 5
@@ -112,9 +112,18 @@ def _ordered(model, p: np.ndarray) -> np.ndarray:
     return np.column_stack([p[:, seen.index(k)] if k in seen else np.zeros(len(p)) for k in range(len(CLASSES))])
 
 
+def lower_bound(right: int, n: int, z: float = Z) -> float:
+    """Wilson's lower confidence bound of a proportion (0 for no trials)."""
+    if n == 0:
+        return 0.0
+    p = right / n
+    centre, spread = p + z * z / (2 * n), z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return float((centre - spread) / (1 + z * z / n))
+
+
 def thresholds_for(P: np.ndarray, y: np.ndarray, also: np.ndarray) -> dict[str, float]:
     """Per harsh class the lowest grid threshold whose out-of-fold precision (right: the reader's label or second
-    label) reaches TARGET_PRECISION on at least MIN_PREDICTED predictions (1.01, never assigned, if none does)."""
+    label) has its lower bound at TARGET_PRECISION or above (1.01, never assigned, if none does)."""
     out = {}
     best = P.argmax(axis=1)
     for c in HARSH:
@@ -122,7 +131,7 @@ def thresholds_for(P: np.ndarray, y: np.ndarray, also: np.ndarray) -> dict[str, 
         out[c] = 1.01
         for t in THRESHOLD_GRID:
             hit = (best == k) & (P[:, k] >= t)
-            if hit.sum() >= MIN_PREDICTED and ((y[hit] == k) | (also[hit] == k)).mean() >= TARGET_PRECISION:
+            if lower_bound(int(((y[hit] == k) | (also[hit] == k)).sum()), int(hit.sum())) >= TARGET_PRECISION:
                 out[c] = float(t)
                 break
     return out
