@@ -9,7 +9,7 @@ from citebible_pipeline.gold.build import CuratedQuery
 from citebible_pipeline.gold.metrics import LONG_PASSAGE, Result, harm_at, wounds
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.harm import Voices, off_need, stage
+from citebible_pipeline.query.harm import Voices, near_situations, off_need, stage
 from citebible_pipeline.voice.features import VerseInput, context_means, matrix
 from citebible_pipeline.voice.model import CLASSES, HARSH, assign, load_labels, lower_bound, per_class, thresholds_for, train
 
@@ -152,6 +152,35 @@ def test_the_needs_nearest_the_sentence_are_named_whether_or_not_routing_chose_t
     assert [r.theme for r in route(idx, rows, pastoral=True)] == [0]  # routing chose no need
     assert nearest_needs(idx, rows, 2) == [2, 1] and nearest_needs(idx, rows, 0) == []
     assert nearest_needs(idx, rows, 2, frozenset({"pastoral:marriage"})) == [1, 3]
+
+
+def test_a_judged_sentence_near_the_readers_lends_it_its_wounds_and_a_far_one_does_not():
+    judged = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], np.float32)  # three judged reader sentences
+    near = np.array([0.95, 0.312], np.float32)  # cosine 0.95, 0.31 and 0.82 to them
+    assert near_situations(judged, near, 3, 0.45) == [0, 2] and near_situations(judged, near, 1, 0.45) == [0]
+    assert near_situations(judged, near, 3, 0.99) == [] and near_situations(None, near, 3, 0.45) == []
+    wound = (np.array([19088001]), np.array([19088018]))  # what wounded the reader of judged sentence 0
+    cands = [Candidate(19088001, 19088018, "range"), Candidate(19034018, 19034018, "verse")]
+    voices = Voices(np.array([19034018, 19088001]), np.zeros(2, bool), np.zeros(2, bool))
+    shown = stage(cands, "sufferer", voices, [wound for i in near_situations(judged, near, 3, 0.45) if i == 0], [None, None])
+    assert [c.start for c in shown] == [19034018, 19088001]  # moved below, never removed
+    far = np.array([0.0, 1.0], np.float32)
+    assert stage(cands, "sufferer", voices, [wound for i in near_situations(judged, far, 3, 0.45) if i == 0],
+                 [None, None]) == cands
+
+
+def test_the_judged_sentences_resolve_and_a_bad_row_names_its_line():
+    from citebible_pipeline.themes.situations import load_situations
+    from citebible_pipeline.themes.vocabulary import load_pastoral
+
+    situations = load_situations(needs={t.id for t in load_pastoral()})
+    assert len(situations) >= 300 and all(s.avoid and s.sentence for s in situations)
+    assert len({s.sentence for s in situations}) == len(situations)  # one situation per sentence
+    head = "round,need,sentence,ref,reason,review,review_why\n"
+    with pytest.raises(ValueError, match="line 2.*Hezekiah 4:1"):
+        load_situations(head + '1,grief,my son died,Hezekiah 4:1,"no blame",keep,\n')
+    with pytest.raises(ValueError, match="line 2.*unknown need"):
+        load_situations(head + '1,sorrow,my son died,John 11:35,"no blame",keep,\n', needs={"grief"})
 
 
 def test_harm_at_5_counts_a_long_passage_by_its_pin_and_a_short_one_by_overlap():

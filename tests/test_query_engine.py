@@ -401,6 +401,24 @@ def test_a_reader_disclosing_abuse_is_not_told_to_submit_or_stay_first_and_is_to
     assert engine.search("What does the Bible say about divorce?").crisis_help is None
 
 
+def test_a_reader_near_a_judged_sentence_is_spared_what_wounded_that_reader(engine):
+    """A judged reader sentence's wounds (themes/judged_wounds.csv) are held below the answer of a sentence near it (here
+    the sentence itself), whoever's need list they are on; the built index holds every judged sentence."""
+    from citebible_pipeline.themes.situations import load_situations
+
+    themes, situations = engine.serving.data.themes, load_situations()
+    assert themes.situation_vectors is not None and len(themes.situation_vectors) == len(themes.situation_avoid) == len(situations)
+    checked = 0
+    for i, s in enumerate(situations[:40]):
+        ranked = engine.rank(s.sentence)
+        if ranked.abstained or ranked.analysis.stance == "seeker":
+            continue
+        starts, ends = themes.situation_avoid[i]
+        assert not any(np.any((starts <= c.end) & (ends >= c.start)) for c in ranked.candidates[:5]), s.sentence
+        checked += 1
+    assert checked >= 20
+
+
 def _plain_routing(engine, text) -> list[str]:
     """The themes the sentence and its clauses route to with no stance read (route.route alone)."""
     from citebible_pipeline.query.analyze import analyze

@@ -243,7 +243,8 @@ class Engine:
         themes = data.themes
         needs = ({x.theme for x in r.needs_routed} | set(nearest_needs(themes, r.route_rows, TUNING.avoid_near, r.left_out))
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
-        avoid = [themes.avoid[t] for t in needs if t in themes.avoid]
+        avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in harm.near_situations(
+            themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)]
         off = None
         if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not
             needs_v = np.asarray(r.vectors[1:], np.float32)

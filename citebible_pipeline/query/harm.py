@@ -2,9 +2,10 @@
 the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
 (Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
 violence, rebuke and law; for a doer judgement and violence; a seeker is shown everything. Held back too: a passage a
-need near the sentence lists as wounding (pastoral.yaml `avoid:`), and on pastoral intent one reached only through the
-sentence's surface words that fits no routed need (its blind or flood in another sense). Held back is moved below
-every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
+need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that wounded a judged reader sentence near it
+(themes/judged_wounds.csv), and on pastoral intent one reached only through the sentence's surface words that fits no
+routed need (its blind or flood in another sense). Held back is moved below every other candidate, in order, never
+removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def wounds(c: Candidate, stance: str, voices: Voices, avoid: Sequence[tuple[np.n
         return True
     here = voices.wounding(stance, lo, hi)
     return bool(here.size) and (here.mean() >= 0.5 or (pin is not None and bool(voices.wounding(stance, pin, pin).any())))
+
+
+def near_situations(vectors: np.ndarray | None, q: np.ndarray, k: int, floor: float) -> list[int]:
+    """The k judged sentences nearest this one at cosine `floor` or above: what wounded that reader wounds this one."""
+    sims = np.zeros(0) if vectors is None else vectors @ q
+    return [int(i) for i in np.argsort(-sims)[:k] if sims[i] >= floor]
 
 
 def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float) -> bool:

@@ -30,6 +30,8 @@ class ThemeIndex:
     passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per theme: start ids, end ids, weights
     specificity: list[np.ndarray] | None = None  # per theme, aligned with its passages (specificity(); None: all 1)
     avoid: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # theme row -> the spans it lists as wounding its reader
+    situation_vectors: np.ndarray | None = None  # (n, dims): judged reader sentences (themes/situations.py); None: not built
+    situation_avoid: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # per situation: the spans wounding it
 
     @cached_property
     def position(self) -> dict[str, int]:

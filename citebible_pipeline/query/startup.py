@@ -26,6 +26,7 @@ from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
 from citebible_pipeline.query.route import SplitKeys, ThemeIndex, specificity
+from citebible_pipeline.themes.situations import read_situations
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,7 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
         split_keys=SplitKeys(m[5] for m in meta), cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
         passages=arrays, specificity=specificity(arrays, layers=kinds),
         avoid={i: (np.array([s for s, _ in v]), np.array([e for _, e in v])) for i, v in avoid.items()},
+        **read_situations(conn, space_id),
     )
 
 

@@ -89,6 +89,8 @@ class Tuning:
                          "to stay on top; 0.2-0.6 alike (dev_harm harm@5 0.288 -> 0.279, hits, dev unchanged): lowest kept (decisions)")
     avoid_near: int = _w(8, "dev: the avoid lists of the 8 needs nearest the sentence apply, routed or not; 0/3/5/8/12/30 gave "
                          "dev_harm harm@5 .240/.202/.163/.144/.144/.096, dev hit@5 .700/.700/.689/.689/.678/.656 (decisions)")
+    situation_near: int = _w(3, "dev: k 3 / 10 (cosine 0.4): dev_harm harm@5 .087 / .077, dev hit@5 .656 / .644 (decisions)")
+    situation_fit: float = _w(0.45, "dev: cosine .7/.6/.5/.45/.4: dev_harm harm@5 .115/.115/.096/.087/.087, hits alike (decisions)")
     # display
     context_verses: int = _w(2, "rule from the architecture: a +-2-3 verse context window")
 

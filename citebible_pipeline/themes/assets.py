@@ -20,6 +20,7 @@ from citebible_pipeline.gold.nave_set import web_name_words
 from citebible_pipeline.metadata import md_table
 from citebible_pipeline.resources import PostgresResource
 from citebible_pipeline.themes.labels import build_labels
+from citebible_pipeline.themes.situations import load_situations
 from citebible_pipeline.themes.store import unique_cues, write_themes
 from citebible_pipeline.themes.vocabulary import (
     MAX_PASSAGE_VERSES,
@@ -42,11 +43,12 @@ class ThemesConfig(Config):
     deps=[gold_set, default_translation(passage_embeddings)],
     group_name="query",
     kinds={"postgres", "pgvector"},
-    code_version="7",
+    code_version="8",
     description="The step-back vocabulary: need-level pastoral themes (pastoral.yaml), every training-side "
     "OpenBible topic and every training-side Nave's need subject no topic names, their cue vectors in the active "
     "space, and each theme's human prior: OpenBible votes and Nave's listings (training side only); and every "
-    "passage's training-side labels (topic names, Nave's sub-entries) for document expansion, in words and as vectors.",
+    "passage's training-side labels (topic names, Nave's sub-entries) for document expansion, in words and as vectors; "
+    "and the judged situations (reader sentences with the passages that wound them, themes/judged_wounds.csv) as vectors.",
 )
 def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres: PostgresResource,
                  embedder: EmbedderResource) -> MaterializeResult:
@@ -61,14 +63,17 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
         themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
                                           heldout, nave_entries(nave_rows, names))
         labels = build_labels(training, nave_rows, heldout)
+        situations = load_situations(needs={t.id for t in load_pastoral()})
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
         space_id, _space = active
         cues = unique_cues(themes)
-        context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes and {len(labels):,} labels")
+        context.log.info(f"embedding {len(cues):,} cues of {len(themes):,} themes, {len(labels):,} labels and "
+                         f"{len(situations):,} judged situations")
         counts = write_themes(conn, themes, space_id, emb.encode_queries(cues), labels,
-                              emb.encode_queries([lab.text for lab in labels]))
+                              emb.encode_queries([lab.text for lab in labels]), situations,
+                              emb.encode_queries([s.sentence for s in situations]))
     pastoral = [t for t in themes if t.kind == "pastoral"]
     for tid, names in report["missing_topics"].items():
         context.log.info(f"pastoral theme {tid}: topics not on the training side (held out or absent): {names}")
@@ -91,7 +96,7 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
 
 
 @asset_check(asset=query_themes, blocking=True, description="Every theme has cues in the active space and a prior, every "
-             "label a vector there; "
+             "label a vector there, every judged situation a vector there and a wound; "
              "no held-out OpenBible topic or Nave's entry (nor a near duplicate) is in the vocabulary or the labels.")
 def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
     with postgres.connect() as conn:
@@ -99,16 +104,19 @@ def query_themes_sound(postgres: PostgresResource) -> AssetCheckResult:
         heldout = heldout_keys(conn)
         leaked = sum(k in heldout for (k,) in conn.execute("SELECT split_key FROM query_themes WHERE kind = 'topic'"))
         leaked_labels = sum(k in heldout for (k,) in conn.execute("SELECT DISTINCT split_key FROM passage_labels"))
-        no_cue, no_prior, no_vector = conn.execute(
+        no_cue, no_prior, no_vector, bare_situations = conn.execute(
             "SELECT (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_cues c"
             "        WHERE c.theme_id = t.id AND c.space_id = %s)),"
             " (SELECT count(*) FROM query_themes t WHERE NOT EXISTS (SELECT 1 FROM theme_passages p WHERE p.theme_id = t.id)),"
             " (SELECT count(DISTINCT l.label_id) FROM passage_labels l WHERE NOT EXISTS (SELECT 1 FROM label_vectors v"
-            "        WHERE v.label_id = l.label_id AND v.space_id = %s))",
-            (space_id, space_id)).fetchone()
-    return AssetCheckResult(passed=no_cue == 0 and no_prior == 0 and no_vector == 0 and leaked == 0 and leaked_labels == 0,
+            "        WHERE v.label_id = l.label_id AND v.space_id = %s)),"
+            " (SELECT count(*) FROM situations s WHERE NOT EXISTS (SELECT 1 FROM situation_vectors v"
+            "        WHERE v.situation_id = s.id AND v.space_id = %s)"
+            "        OR NOT EXISTS (SELECT 1 FROM situation_avoid a WHERE a.situation_id = s.id))",
+            (space_id, space_id, space_id)).fetchone()
+    return AssetCheckResult(passed=not (no_cue or no_prior or no_vector or bare_situations or leaked or leaked_labels),
                             metadata={"themes_without_cues": no_cue, "themes_without_prior": no_prior,
-                                      "labels_without_vectors": no_vector,
+                                      "labels_without_vectors": no_vector, "situations_without_vector_or_wound": bare_situations,
                                       "heldout_keys_in_vocabulary": leaked, "heldout_keys_in_labels": leaked_labels})
 
 

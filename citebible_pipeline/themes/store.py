@@ -1,4 +1,5 @@
-"""query_themes, theme_cues, theme_passages, passage_labels and label_vectors: written together in one transaction."""
+"""query_themes, theme_cues, theme_passages, passage_labels and label_vectors, and the judged situations: written together
+in one transaction."""
 
 from __future__ import annotations
 
@@ -10,19 +11,25 @@ from pgvector import Vector
 
 from citebible_pipeline.db.load import copy_rows
 from citebible_pipeline.themes.labels import Label
+from citebible_pipeline.themes.situations import Situation
 from citebible_pipeline.themes.vocabulary import Theme
 
 
 def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: int, cue_vectors: np.ndarray,
-                 labels: Sequence[Label] = (), label_vectors: np.ndarray | None = None) -> dict[str, int]:
-    """Replace the vocabulary and the passages' labels (document expansion). `cue_vectors` holds one row per cue,
-    in theme then cue order; `label_vectors` one row per label, in `labels` order (None: no label vectors)."""
+                 labels: Sequence[Label] = (), label_vectors: np.ndarray | None = None,
+                 situations: Sequence[Situation] = (), situation_vectors: np.ndarray | None = None) -> dict[str, int]:
+    """Replace the vocabulary, the passages' labels (document expansion) and the judged situations. `cue_vectors`
+    holds one row per cue, in theme then cue order; `label_vectors` one row per label, in `labels` order (None: no
+    label vectors); `situation_vectors` one row per situation."""
     cues = [(i, cue) for i, t in enumerate(themes, start=1) for cue in dict.fromkeys(t.cues)]
     if len(cues) != len(cue_vectors):
         raise ValueError(f"{len(cues)} cues but {len(cue_vectors)} vectors")
     if label_vectors is not None and len(label_vectors) != len(labels):
         raise ValueError(f"{len(labels)} labels but {len(label_vectors)} label vectors")
+    if len(situations) != (0 if situation_vectors is None else len(situation_vectors)):
+        raise ValueError(f"{len(situations)} situations but vectors for {0 if situation_vectors is None else len(situation_vectors)}")
     with conn.transaction(), conn.cursor() as cur:
+        cur.execute("DELETE FROM situations")  # cascades to their vectors and spans
         cur.execute("DELETE FROM label_vectors")
         cur.execute("DELETE FROM passage_labels")
         cur.execute("DELETE FROM theme_passages")
@@ -46,8 +53,17 @@ def write_themes(conn: psycopg.Connection, themes: Sequence[Theme], space_id: in
         if label_vectors is not None:
             copy_rows(cur, "label_vectors", ("label_id", "space_id", "embedding"), ("integer", "integer", "vector"),
                       ((i, space_id, Vector(v)) for i, v in enumerate(label_vectors, start=1)))
+        copy_rows(cur, "situations", ("id", "need", "sentence"), ("integer", "text", "text"),
+                  ((i, s.need, s.sentence) for i, s in enumerate(situations, start=1)))
+        if situation_vectors is not None:
+            copy_rows(cur, "situation_vectors", ("situation_id", "space_id", "embedding"), ("integer", "integer", "vector"),
+                      ((i, space_id, Vector(v)) for i, v in enumerate(situation_vectors, start=1)))
+        k = copy_rows(cur, "situation_avoid", ("situation_id", "start_id", "end_id", "reason"),
+                      ("integer", "integer", "integer", "text"),
+                      ((i, a, b, why) for i, s in enumerate(situations, start=1) for a, b, why in s.avoid))
     return {"themes": len(themes), "cues": len(cues), "passages": n, "labels": len(labels), "labelled_passages": m,
-            "label_vectors": 0 if label_vectors is None else len(label_vectors)}
+            "label_vectors": 0 if label_vectors is None else len(label_vectors), "situations": len(situations),
+            "situation_wounds": k}
 
 
 def unique_cues(themes: Sequence[Theme]) -> list[str]:
