@@ -60,10 +60,11 @@ def query_themes(context: AssetExecutionContext, config: ThemesConfig, postgres:
         training, overlong = within_span(training, config.max_passage_verses)
         if overlong:
             context.log.info(f"{overlong} voted spans longer than {config.max_passage_verses} verses skipped")
-        themes, report = build_vocabulary(training, load_pastoral(), nave_subjects(nave_rows, names),
+        pastoral_needs = load_pastoral()
+        themes, report = build_vocabulary(training, pastoral_needs, nave_subjects(nave_rows, names),
                                           heldout, nave_entries(nave_rows, names))
         labels = build_labels(training, nave_rows, heldout)
-        situations = load_situations(needs={t.id for t in load_pastoral()})
+        situations = load_situations(needs={t.id for t in pastoral_needs})
         active = active_space(conn)
         if active is None:
             raise RuntimeError("no active embedding space: materialize passage_embeddings first")
