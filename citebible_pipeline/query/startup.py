@@ -26,7 +26,6 @@ from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
 from citebible_pipeline.query.route import SplitKeys, ThemeIndex, specificity
-from citebible_pipeline.themes.situations import read_situations
 
 log = logging.getLogger(__name__)
 
@@ -118,16 +117,34 @@ def load_themes(conn, space_id: int, encode_queries: Callable[[list[str]], np.nd
     if pastoral:
         rewrite_vectors[pastoral] = encode_queries([meta[i][4] for i in pastoral])
     arrays = [(np.array(a, np.int64), np.array(b, np.int64), np.array(c, np.float64)) for a, b, c in passages]
-    avoid: dict[int, list] = {}
-    for tid, s, e in conn.execute("SELECT theme_id, start_id, end_id FROM theme_avoid ORDER BY theme_id, start_id"):
-        avoid.setdefault(row_of[tid], []).append((s, e))
+    avoid = _spans(conn.execute("SELECT theme_id, start_id, end_id FROM theme_avoid ORDER BY theme_id, start_id"))
     return ThemeIndex(
         keys=[m[2] for m in meta], kinds=kinds, names=[m[3] for m in meta], rewrites=[m[4] for m in meta],
         split_keys=SplitKeys(m[5] for m in meta), cue_vectors=vectors, cue_starts=starts, rewrite_vectors=rewrite_vectors,
         passages=arrays, specificity=specificity(arrays, layers=kinds),
-        avoid={i: (np.array([s for s, _ in v]), np.array([e for _, e in v])) for i, v in avoid.items()},
-        **read_situations(conn, space_id),
+        avoid={row_of[tid]: spans for tid, spans in avoid.items()}, **_situations(conn, space_id),
     )
+
+
+def _spans(rows) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """(owner, start, end) rows, in order -> owner -> (starts, ends): the wounding spans as harm.wounds reads them."""
+    grouped: dict[int, list[tuple[int, int]]] = {}
+    for owner, start, end in rows:
+        grouped.setdefault(owner, []).append((start, end))
+    return {k: (np.array([a for a, _ in v], np.int64), np.array([b for _, b in v], np.int64)) for k, v in grouped.items()}
+
+
+def _situations(conn, space_id: int) -> dict:
+    """ThemeIndex's situation fields (themes/situations.py): the judged sentences' vectors in `space_id` and each one's
+    wounding spans; none (the stage reads the needs' lists alone) before query_themes wrote them."""
+    if not conn.execute("SELECT to_regclass('situation_vectors')").fetchone()[0]:
+        return {}
+    rows = conn.execute("SELECT situation_id, embedding FROM situation_vectors WHERE space_id = %s ORDER BY situation_id",
+                        (space_id,)).fetchall()
+    spans = _spans(conn.execute("SELECT situation_id, start_id, end_id FROM situation_avoid ORDER BY situation_id, start_id"))
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return {"situation_vectors": np.stack([np.asarray(v.to_numpy(), np.float32) for _, v in rows]) if rows else None,
+            "situation_avoid": [spans.get(i, none) for i, _ in rows]}
 
 
 def load_voices(conn) -> Voices:

@@ -2,16 +2,14 @@
 judged to wound that reader (themes/judged_wounds.csv: every judged row, with its review). A need's `avoid:` list
 holds only the rows a second reader kept as wounding a typical reader of the need; the rest wound one situation (a
 "waters" verse to a parent whose child drowned, "pay what you vow" to a debtor who vowed a tithe), so they apply only
-to a sentence near the one they were judged for (query.harm.near_situations). Read from the CSV at build time (pure)
-and from the tables the vocabulary writes at the query module's start-up (no Dagster)."""
+to a sentence near the one they were judged for (query.harm.near_situations). Read from the CSV at build time (pure);
+query.startup reads back the tables the vocabulary writes."""
 
 from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
 from importlib import resources
-
-import numpy as np
 
 from citebible_pipeline.bible.references import parse_reference
 
@@ -42,18 +40,3 @@ def load_situations(text: str | None = None, needs: set[str] | None = None) -> l
         if all((a, b) != (ref.start_id, ref.end_id) for a, b, _ in s.avoid):
             s.avoid.append((ref.start_id, ref.end_id, " ".join(row["reason"].split())))
     return list(out.values())
-
-
-def read_situations(conn, space_id: int) -> dict:
-    """ThemeIndex's situation fields: the judged sentences' vectors in `space_id` and each one's wounding spans; none
-    (the stage reads the needs' lists alone) before query_themes wrote them."""
-    if not conn.execute("SELECT to_regclass('situation_vectors')").fetchone()[0]:
-        return {}
-    rows = conn.execute("SELECT situation_id, embedding FROM situation_vectors WHERE space_id = %s ORDER BY situation_id",
-                        (space_id,)).fetchall()
-    spans: dict[int, list] = {}
-    for sid, s, e in conn.execute("SELECT situation_id, start_id, end_id FROM situation_avoid ORDER BY situation_id, start_id"):
-        spans.setdefault(sid, []).append((s, e))
-    return {"situation_vectors": np.stack([np.asarray(v.to_numpy(), np.float32) for _, v in rows]) if rows else None,
-            "situation_avoid": [(np.array([s for s, _ in spans.get(i, [])], np.int64),
-                                 np.array([e for _, e in spans.get(i, [])], np.int64)) for i, _ in rows]}
