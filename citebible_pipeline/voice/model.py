@@ -1,5 +1,8 @@
-"""The verse-function classifier (pure): multinomial logistic regression over `features.matrix`, trained on the
-hand-labelled training part, harsh functions assigned only where the model is sure enough.
+"""The verse-function classifier (pure): the mean of a multinomial logistic regression and a LightGBM classifier over
+`features.matrix`, trained on the hand-labelled training part, harsh functions assigned only where the mean is sure
+enough. The trees see what the linear model cannot (a judgement oracle's words and its passage together): beside the
+regression alone, out-of-fold macro F1 0.6685 -> 0.6635 (within the rule's 0.005) and judgement is assigned from
+probability 0.80 (273 of 293 right out of fold) where the regression never was sure enough (decisions).
 
 A harsh function (judgement, violence, rebuke, law) hides a passage from a suffering reader, so a wrong harsh tag
 hides a good verse: each harsh class has a threshold, the lowest probability at which the model's out-of-fold
@@ -23,6 +26,11 @@ GRAVE = ("judgement", "violence")  # what a reader who did the wrong is not show
 TARGET_PRECISION = 0.90  # the issue's floor, met by the lower bound below (module docstring)
 Z = 1.645  # one-sided 95 %: a point estimate over a few predictions is no evidence (decisions: 0.92 on 3 was not)
 C_GRID = (0.03, 0.1, 0.3, 1.0)  # regularization tried by out-of-fold macro F1 on the training part (rule)
+# The trees: set before measuring, small leaves and a third of the columns each tree, as for a few thousand rows of
+# about a thousand columns; not tuned (decisions: the mean passes the classifier rule as it is).
+TREE_PARAMS = {"objective": "multiclass", "n_estimators": 300, "learning_rate": 0.05, "num_leaves": 15,
+               "min_child_samples": 10, "colsample_bytree": 0.3, "subsample": 0.8, "subsample_freq": 1,
+               "reg_lambda": 1.0, "n_jobs": 2, "verbose": -1, "random_state": 0}
 THRESHOLD_GRID = tuple(np.round(np.arange(0.30, 0.96, 0.05), 2))
 FOLDS = 5
 
@@ -63,13 +71,15 @@ def load_labels(text: str | None = None) -> list[Label]:
 class VoiceModel:
     classes: tuple[str, ...]
     pipeline: object  # sklearn Pipeline (scaler + logistic regression)
+    trees: object  # lightgbm LGBMClassifier
     thresholds: dict[str, float]  # harsh class -> least probability to assign it (> 1: never)
     c: float
     cv: dict = field(default_factory=dict)  # out-of-fold figures on the training part
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
-        """(n, len(CLASSES)) in CLASSES order."""
-        return _ordered(self.pipeline, self.pipeline.predict_proba(X))
+        """(n, len(CLASSES)) in CLASSES order: the two models' mean."""
+        linear = _ordered(self.pipeline, self.pipeline.predict_proba(X))
+        return (linear + _ordered(self.trees, self.trees.predict_proba(X))) / 2
 
     def assign(self, P: np.ndarray) -> np.ndarray:
         return assign(P, self.thresholds)
@@ -94,14 +104,20 @@ def _fit(X: np.ndarray, y: np.ndarray, c: float, seed: int = 0):
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000, random_state=seed)).fit(X, y)
 
 
-def _oof(X: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
-    """Out-of-fold probabilities (CLASSES order) on the training part, folds stratified and seeded."""
+def _fit_trees(X: np.ndarray, y: np.ndarray):
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(**TREE_PARAMS).fit(X, y)
+
+
+def _oof(X: np.ndarray, y: np.ndarray, fit) -> np.ndarray:
+    """Out-of-fold probabilities (CLASSES order) of `fit(X, y)` on the training part, folds stratified and seeded."""
     from sklearn.model_selection import StratifiedKFold
 
     P = np.zeros((len(y), len(CLASSES)))
     folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=0)
     for train, test in folds.split(X, y):
-        m = _fit(X[train], y[train], c)
+        m = fit(X[train], y[train])
         P[test] = _ordered(m, m.predict_proba(X[test]))
     return P
 
@@ -143,19 +159,20 @@ def codes(labels: Sequence[str]) -> np.ndarray:
 
 
 def train(X: np.ndarray, labels: Sequence[str], also: Sequence[str]) -> VoiceModel:
-    """C by out-of-fold macro F1, thresholds from the chosen C's out-of-fold probabilities, then a fit on every
-    training row. Deterministic: the same rows give the same model."""
+    """The regression's C by its out-of-fold macro F1; thresholds from the out-of-fold mean of that regression and the
+    trees (same folds); then both fit on every training row. Deterministic: the same rows give the same model."""
     y, y_also = codes(labels), codes(also)
     scores = {}
     for c in C_GRID:
-        P = _oof(X, y, c)
+        P = _oof(X, y, lambda a, b, c=c: _fit(a, b, c))
         scores[c] = (macro_f1(y, P.argmax(axis=1)), P)
     c = max(C_GRID, key=lambda k: (scores[k][0], -k))
-    P = scores[c][1]
+    P = (scores[c][1] + _oof(X, y, _fit_trees)) / 2
     th = thresholds_for(P, y, y_also)
     oof = per_class(y, assign(P, th), y_also)
-    return VoiceModel(CLASSES, _fit(X, y, c), th, c, {"c_grid_macro_f1": {str(k): round(v[0], 4) for k, v in scores.items()},
-                                                    "out_of_fold": oof})
+    return VoiceModel(CLASSES, _fit(X, y, c), _fit_trees(X, y), th, c,
+                      {"c_grid_macro_f1": {str(k): round(v[0], 4) for k, v in scores.items()},
+                       "mean_macro_f1": round(macro_f1(y, P.argmax(axis=1)), 4), "out_of_fold": oof})
 
 
 def macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
