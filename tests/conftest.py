@@ -97,7 +97,7 @@ def embedded_db(corpus_db) -> dict:
 @pytest.fixture(scope="session")
 def full_db(embedded_db) -> dict:
     """embedded_db plus the OpenBible and Nave's imports, the gold set, the query themes and floor, the feature
-    reranker (trained on a sample of topics) and one evaluation run (on a sample of the held-out topics,
+    reranker (trained on a sample of topics), the verse voices (trained on a sample of the labels) and one evaluation run (on a sample of the held-out topics,
     to keep the suite fast): every asset of `make run`."""
     from dagster import materialize
 
@@ -120,6 +120,7 @@ def full_db(embedded_db) -> dict:
                           reranker_model, reranker_model_sound, *voice_assets, *voice_checks],
                          resources=embedded_db["resources"],
                          run_config={"ops": {"retrieval_eval": {"config": {"limit_per_set": 200, "ablation_sample": 100}},
-                                             "reranker_model": {"config": {"topics": 400}}}})
+                                             "reranker_model": {"config": {"topics": 400}},
+                                             "passage_voice": {"config": {"training_sample": 1500}}}})
     assert result.success
     return {**embedded_db, "full_result": result}

@@ -11,7 +11,8 @@ from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.harm import Voices, near_situations, off_need, stage
 from citebible_pipeline.voice.features import VerseInput, context_means, matrix
-from citebible_pipeline.voice.model import CLASSES, HARSH, assign, load_labels, lower_bound, per_class, thresholds_for, train
+from citebible_pipeline.voice.model import (CLASSES, HARSH, assign, load_labels, lower_bound, per_class, sample,
+                                            thresholds_for, train)
 
 
 def _toy(n_per: int, seed: int) -> tuple[np.ndarray, list[str], list[str]]:
@@ -74,6 +75,15 @@ def test_the_hand_labels_hold_a_stratified_sample_with_a_held_out_quarter():
     assert {lab.label for lab in held} >= set(HARSH)  # every harsh function has held-out examples
     with pytest.raises(ValueError, match="line 2"):
         load_labels("id,ref,label,also,split,note\n1001001,Genesis 1:1,gospel,,training,\n")
+
+
+def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
+    training = [lab for lab in load_labels() if lab.split == "training"]
+    drawn = sample(training, 1500)
+    assert len(drawn) == 1500 and len({lab.id for lab in drawn}) == 1500 and set(drawn) <= set(training)
+    assert sample(list(reversed(training)), 1500) == drawn  # by the verse ids, not the file's order
+    assert sample(training, 0) == training and sample(training, 10**6) == training
+    assert {lab.label for lab in drawn} == set(CLASSES)  # a fair draw keeps every function
 
 
 @pytest.mark.parametrize("text, stance", [

@@ -50,6 +50,14 @@ def heldout(vid: int) -> bool:
     return int(hashlib.sha256(str(vid).encode()).hexdigest()[:8], 16) % 100 < 25
 
 
+def sample(labels: Sequence[Label], n: int) -> list[Label]:
+    """n of the labels (all when n is 0 or more than there are), drawn by a hash of the verse id apart from the split's:
+    stable across machines, never chosen by looking at a verse. The tests train on a sample (`VoiceConfig`)."""
+    if n <= 0 or n >= len(labels):
+        return list(labels)
+    return sorted(labels, key=lambda lab: hashlib.sha256(f"sample {lab.id}".encode()).hexdigest())[:n]
+
+
 def load_labels(text: str | None = None) -> list[Label]:
     """The hand-labelled sample (voice/labels.csv: verses read one by one, stratified by book and genre); a bad row
     raises naming its line."""
