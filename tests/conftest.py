@@ -97,8 +97,8 @@ def embedded_db(corpus_db) -> dict:
 @pytest.fixture(scope="session")
 def full_db(embedded_db) -> dict:
     """embedded_db plus the OpenBible and Nave's imports, the gold set, the query themes and floor, the feature
-    reranker (trained on a sample of topics), the verse voices (trained on a sample of the labels) and one evaluation run (on a sample of the held-out topics,
-    to keep the suite fast): every asset of `make run`."""
+    reranker (trained on a sample of topics), the verse voices (trained on a sample of the labels) and one evaluation
+    run (on a sample of the held-out topics, to keep the suite fast): every asset of `make run`."""
     from dagster import materialize
 
     from citebible_pipeline.gold.assets import gold_assets, gold_checks
