@@ -1,6 +1,9 @@
 """Do no harm (issue 63): the verse-function classifier on a toy labelled set, who is speaking, the rule on a synthetic
 pool, the avoid lists, and harm@5. The built tables' side is at the end (slow)."""
 
+import csv
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -94,6 +97,7 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("I cheated on my husband", "doer"),
     ("How can I comfort my sister after her divorce?", "helper"),
     ("my friend was assaulted, what do I say to her", "helper"),
+    ("my brother lost his job, what do I even say to him", "helper"),  # an adverb inside the question
     ("What does the Bible say about divorce?", "seeker"),
     ("Is it a sin to get a tattoo?", "seeker"),
     ("What did Paul teach about grace?", "seeker"),
@@ -103,6 +107,25 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance
+
+
+SCREENING = Path(__file__).parent / "data" / "screening_sentences.csv"
+
+
+def test_the_screening_lists_read_sentences_written_apart_from_them():
+    """query/screening.py on 310 labelled sentences two helpers wrote without reading the repository (set A read while
+    the lists were written, set B once after; docs/decisions.md, seventh increment): nothing reads as crisis that is
+    not one, only a helper's "my friend was raped" reads as abuse that was not done to the writer (by design: the abuse
+    need and lines serve the helper too), and recall holds its measured floor (A: abuse 38/46, crisis 43/57; B: 31/45,
+    29/48)."""
+    rows = list(csv.DictReader(SCREENING.open(encoding="utf-8")))
+    read = [analyze(validate(r["text"])) for r in rows]
+    assert not [r["text"] for r, a in zip(rows, read) if a.crisis and r["crisis"] == "0"]
+    assert not [r["text"] for r, a in zip(rows, read) if a.abuse and r["abuse"] == "0" and r["stance"] != "helper"]
+    for part, floor in (("A", {"abuse": 0.8, "crisis": 0.75}), ("B", {"abuse": 0.68, "crisis": 0.6})):
+        for key in ("abuse", "crisis"):
+            told = [getattr(a, key) for r, a in zip(rows, read) if r["set"] == part and r[key] == "1"]
+            assert len(told) >= 40 and sum(told) / len(told) >= floor[key], (part, key, sum(told), len(told))
 
 
 def _cand(ref: str, level: str = "range") -> Candidate:

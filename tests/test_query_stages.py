@@ -1,6 +1,7 @@
 """The query module's pure stages, without a database: analyze, fuse, merge, boost, floor, display."""
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -104,6 +105,17 @@ def test_no_other_family_prefix_hides_a_distress_or_plea_word():
     ("I feel like my death would be a relief to my family", True), ("My dad says he has no reason to live", True),
     ("My sister is better off without him", False), ("I'm better off without that job", False),
     ("Elijah said he had no reason to live", False),
+    # the C-SSRS's preparatory behaviour ("collected pills... gave away valuables") and the everyday "end it all"
+    ("i have pills saved up and i'm so tired", True), ("I've been stockpiling my sleeping pills", True),
+    ("My son gave away his things last week", True), ("Some days I just want to end it all", True),
+    ("My friend says she keeps thinking about ending it", True),
+    ("I take my pills every morning", False), ("What does the Bible say about birth control pills?", False),
+    # the C-SSRS's wish "to go to sleep and not wake up", its methods and self-injury, the ASQ's attempt, the AFSP's
+    # warning signs in everyday words; a helper asking about someone else with no "I"
+    ("i just want to go to sleep and never wake up", True), ("my son keeps talking about hanging himself", True),
+    ("my coworker is cutting, any advice for supporting her", True), ("I don't want to be here anymore", True),
+    ("how to support a friend after a suicide attempt", True), ("she's cutting carbs this month", False),
+    ("this homework is killing me", False), ("how to support a friend after a divorce", False),
 ])
 def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(text, crisis):
     assert analyze(validate(text)).crisis is crisis
@@ -173,6 +185,18 @@ def test_a_reader_angry_at_god_is_routed_to_lament_not_to_the_themes_named_for_a
     assert stance(both) == WRONGDOER
     blame = analyze(validate("I blame God for what happened"))
     assert blame.complains and not blame.pastoral and one_more_distress(blame).pastoral  # the complaint states its distress
+
+
+def test_crisis_language_routes_to_the_despair_need_after_a_disclosure_of_abuse_and_before_a_confession():
+    """perspective.stance: safe messaging asks hope and help for a life at risk, so crisis language is a stance whose
+    need is the despair need; it leaves no theme out of routing."""
+    from citebible_pipeline.query.perspective import ABUSE, DESPAIR, left_out, stance
+
+    assert stance(analyze(validate("i have pills saved up and i'm so tired of fighting"))) == DESPAIR
+    assert stance(analyze(validate("I stole from my boss and now I want to kill myself"))) == DESPAIR
+    assert stance(analyze(validate("My husband beats me and I want to end my life"))) == ABUSE
+    assert stance(analyze(validate("I'm so tired of fighting with my sister"))) is None
+    assert left_out(SimpleNamespace(names=["despair", "hope"], keys=[DESPAIR, "topic:hope"]), DESPAIR) == set()
 
 
 def test_a_reader_who_did_the_wrong_is_routed_as_its_doer_with_a_slot_for_guilt():
@@ -809,10 +833,31 @@ def test_excluded_reads_the_rows_of_the_keys_left_out():
     ("I got kicked out of school", False), ("What does the Bible say about wives submitting to husbands?", False),
     # what was done to the reader is a disclosure beside the reader's own act too
     ("I hit my husband back after he hit me", True),
+    # sex without consent as the Sexual Experiences Survey asks it; "forced me to" an errand is not one
+    ("He held me down and I couldn't stop him", True), ("My ex forced himself on me after the party", True),
+    ("he forced me. I never told anyone", True), ("My boss forced me to work late again", False),
+    # blows to the reader and siblings by someone close; a team or a storm "beat us" or "hit us" is no one close
+    ("Our stepdad beat us with a cord when he was drunk", True), ("They beat us 3-0 in the final", False),
+    ("The storm hit us hard last year", False),
+    # the Danger Assessment's items and child sexual abuse as children tell it
+    ("He strangled me until I passed out", True), ("my ex threatens to post my pictures if I leave", True),
+    ("my uncle touched me when I was little", True), ("The sermon really touched me", False),
+    ("My landlord threatened to evict us", False),
 ])
 def test_a_reader_disclosing_abuse_is_read_as_pastoral_and_as_abuse(text, abuse):
     a = analyze(validate(text))
     assert a.abuse is abuse and (a.pastoral if abuse else True), (a.pastoral_score, a.abuse)
+
+
+def test_a_disclosure_of_abuse_leaves_out_the_themes_named_for_the_wrong_done_to_the_reader():
+    """perspective.left_out: for the abuse need, reconciliation and submission, and the topics of the sexual wrong and
+    of drink (their entries list the law and the warnings to whoever did it); the other stances' lists are their own."""
+    from citebible_pipeline.query.perspective import ABUSE, LAMENT, left_out
+
+    names = ["sexual purity", "fornication", "drunkenness", "reconciliation", "comfort", "refuge", "God's anger"]
+    idx = SimpleNamespace(names=names, keys=names)
+    assert left_out(idx, ABUSE) == {0, 1, 2, 3}
+    assert left_out(idx, LAMENT) == {6}
 
 
 def test_a_reader_confessing_the_abuse_they_did_is_its_doer_and_is_not_told_it_is_not_their_fault():

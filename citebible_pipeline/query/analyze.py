@@ -25,50 +25,10 @@ from citebible_pipeline.bible.references import (
     parse_reference,
 )
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, Analysis, QueryValidationError
+from citebible_pipeline.query.screening import ABUSE, CRISIS_PHRASES, CRISIS_WORDS, DISCLOSED, NO_WISH_TO_LIVE, SELF_HARM
 from citebible_pipeline.query.text import FIRST_PERSON, WORD
 from citebible_pipeline.query.tuning import TUNING
 
-_SELF = ("myself", "yourself", "himself", "herself", "themselves", "themself")
-_POSSESSIVE = ("my", "your", "his", "her", "their")
-# The instruments ask in the second person ("thoughts of killing yourself"); a reader says it of herself, and a parent
-# or a friend of someone else ("my son says he wants to kill himself"), so each item is matched in every person.
-CRISIS = (
-    *(f"{verb} {who}" for verb in ("kill", "killing", "killed", "hurting", "hurt", "harm", "harming") for who in _SELF),
-    *(f"{verb} {whose} {own}life" for verb in ("end", "ending", "take", "taking", "took")
-      for whose in _POSSESSIVE for own in ("", "own ")),
-    *(f"{wish} {who} {be} dead" for wish in ("wish", "wishes", "wished") for who in ("i", "you", "he", "she", "they")
-      for be in ("was", "were")),
-    "want to die", "wants to die", "wanted to die",
-)
-# Perceived burdensomeness, as the Interpersonal Needs Questionnaire words it (Van Orden et al. 2012: "the people in my
-# life would be better off if I were gone", "my death would be a relief to the people in my life") and the AFSP's
-# warning signs ("being a burden to others", "having no reason to live"): of oneself only where another person's
-# version is ordinary talk ("she's better off without him"), in every person where it is not ("no reason to live")
-BURDEN = ("better off without me", "better off if i was gone", "better off if i were gone",
-          "my death would be a relief", "no reason to live")
-# Every phrase that reads as crisis and as distress alike: one tuple, so neither list can gain one without the other
-SELF_HARM = (*CRISIS, "self-harm", "better off dead", "not alive anymore", *BURDEN)
-# A reader at risk, or someone of theirs (query/care.py; first person only, so "Judas killed himself" is a study
-# question): the self-harm items and burdensomeness above and the same instruments' words for it, with the ASQ's
-# "... would be better off if you were dead" in every person (crisis only: pastoral intent already reads its "dead")
-CRISIS_WORDS = (*SELF_HARM, "suicid",
-                *(f"better off if {who} {be} dead" for who in ("i", "you", "he", "she", "we", "they")
-                  for be in ("was", "were")))
-# The Beck Scale for Suicide Ideation's first item, the wish to live, at its lowest ("no wish to live"), in every person
-# and tense; said of life itself ("anymore", "like this", or where the clause ends), so "I don't want to live in fear"
-# is distress, not crisis. The C-SSRS defines its first item as a wish to be "dead or not alive anymore" (above).
-NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|doesn't|does not|didn't|did not|no longer|"
-                             r"never) (?:want|wants|wanted|wish|wishes|wished) to (?:live|be alive)(?: anymore| any more| like "
-                             r"this|\s*(?:[.,;:!?]|$)))")
-# Abuse by someone close, as intimate-partner-violence screening instruments ask it (HITS: hurt, insult, threaten,
-# scream; the Abuse Assessment Screen: "hit, slapped, kicked or otherwise physically hurt", forced sex ("raped"); WAST:
-# "hitting, kicking or pushing"), as done to the reader ("... me"), so "Jesus was hit" or "kicked out" is not one;
-# a first-person sentence with one of them, or with "abused", discloses abuse (query/care.py)
-ABUSE = (*(f"{verb} me" for verb in ("hit", "hits", "hitting", "slapped", "slaps", "kicked", "kicks", "pushed", "pushes",
-                                     "shoved", "choked", "chokes", "beat", "beats", "beating", "threatens", "threatened",
-                                     "threatening")),
-         *(f"{verb} at me" for verb in ("screams", "screamed", "screaming", "curses", "cursed", "yells", "yelled")),
-         "abusive", "raped", "molested", "assaulted")
 # A wrong the reader says they did (rule P, README "Thirtieth step"): "I" directly before a verb of wrongdoing from the
 # general examinations of conscience (the Decalogue's lying, stealing, adultery, killing; harm done to a person: hit,
 # hurt, yelled at, abandoned), never from a query set. A sentence's vector cannot tell who did it to whom: "I cheated on
@@ -130,13 +90,18 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # Who is speaking (Analysis.stance, issue 63), from the general shapes of questions, never a query set: the helper asks
 # how to help or what to say to someone; the seeker what the Bible says or whether a thing is a sin (unless a
 # first-person sentence also states a need); the doer did the wrong; any other first-person, pastoral, crisis or abuse
-# sentence is the sufferer's. A diary's dropped subject ("lost the baby at nine weeks") is the first person.
-DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:[a-z]{3,}ed|lost|got|had|left|broke|fell|"
-                             r"found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes)\b"
-                             r" (?:(?:the|a|an|my|our|his|her|their|its|all|everything|it|him|them|away|again|up|out)\b|\$?\d)")
-HELPER = re.compile(r"\bhow (?:do|can|should|could|would) (?:i|we) (?:best )?(?:help|comfort|support|encourage|care for|"
-                    r"be there for|reach|talk to|speak to|minister to|pray for|love|respond to)\b|\bwhat (?:do|can|should|"
-                    r"could) (?:i|we) (?:say|do|tell|write)\b.*\b(?:to|for) (?:my|our|a|her|him|them|someone)\b")
+# sentence is the sufferer's. A diary's dropped subject ("lost the baby at nine weeks", "been thinking about it") is the
+# first person. A helper's question may be asked with no "I" ("how to support a friend after an attempt").
+DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:(?:[a-z]{3,}ed|lost|got|had|left|broke|"
+                             r"fell|found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes)\b"
+                             r" (?:(?:the|a|an|my|our|his|her|their|its|all|everything|it|him|them|away|again|up|out)\b|\$?\d)"
+                             r"|been (?:thinking|feeling|trying|struggling|cutting|drinking|using|crying|praying)\b)")
+HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:best |even |possibly |really )?(?:help|"
+                    r"comfort|support|encourage|care for|be there for|reach|talk to|speak to|minister to|pray for|love|"
+                    r"respond to)\b|\bwhat (?:do|can|should|"
+                    r"could) (?:i|we) (?:even |possibly |really )?(?:(?:say|do|tell|write)\b.*\b(?:to|for) |(?:say|tell|write) )"
+                    r"(?:my|our|a|her|him|them|someone)\b|\badvice (?:for|on) (?:helping|supporting|comforting)\b|"
+                    r"\b(?:verses?|scriptures?|passages?) (?:do |can |should |could )?(?:i|we) (?:send|give|share)\b")
 STUDY = re.compile(r"\b(?:what|where|how|why) (?:does|did|do|is|was) (?:the )?(?:bible|scriptures?|jesus|paul|god|the lord|"
                    r"the church|christianity)\b(?: \w+){0,2} (?:say|says|teach|teaches|taught|think|mean|means|command)\b|"
                    r"\bwhat (?:paul|jesus|the bible|scripture|god) (?:taught|teaches|says|said|meant)\b|\bis it (?:a )?(?:sin|"
@@ -183,9 +148,9 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     first = bool(words & FIRST_PERSON) or DROPPED_SUBJECT.match(low) is not None
-    no_wish = bool(NO_WISH_TO_LIVE.search(low))
+    at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
     confession = CONFESSION.search(low)
-    distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + no_wish
+    distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + at_risk + (DISCLOSED.search(low) is not None)
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
@@ -193,10 +158,12 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     # the reader's own act ("I abused my wife") discloses no abuse done to them when the rest of the sentence names none
     by_reader = abuse and confession is not None and not _names_abuse(
         rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
-    crisis = first and (no_wish or any(_has(low, words, stem) for stem in CRISIS_WORDS))  # oneself or one's own
+    helper = HELPER.search(low) is not None
+    # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
+    crisis = (first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
     if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
         stance = "doer"
-    elif HELPER.search(low):
+    elif helper:
         stance = "helper"
     elif (STUDY.search(low) and not (first and score >= t.pastoral_threshold)) or not (
             first or score >= t.pastoral_threshold or crisis or abuse):
@@ -207,7 +174,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
 
 
 def _names_abuse(low: str, words: set[str]) -> bool:
-    return "abused" in words or any(_has(low, words, stem) for stem in ABUSE)
+    return "abused" in words or DISCLOSED.search(low) is not None or any(_has(low, words, stem) for stem in ABUSE)
 
 
 def pastoral_score(text: str) -> float:

@@ -1,9 +1,9 @@
 """Where to find help now (pure; never switchable), beside the answer of a reader in danger.
 
 Crisis language (a reader who speaks of ending their life, of wishing to be dead or of harming themselves,
-`analyze.CRISIS_WORDS`: screening instruments' items) is never turned away by the floor, and its answer carries the
-crisis lines. A reader who discloses abuse by someone close (`analyze.ABUSE`) gets the abuse lines; what such a reader
-is not shown first (the household codes' orders to submit, the orders to stay or not to resist) is the abuse need's
+`screening.CRISIS_WORDS`: screening instruments' items) is never turned away by the floor, and its answer carries the
+crisis lines. A reader who discloses abuse by someone close (`screening.ABUSE`, `screening.DISCLOSED`) gets the abuse
+lines; what such a reader is not shown first (the household codes' orders to submit, the orders to stay or not to resist) is the abuse need's
 avoid list, held back by the do-no-harm stage (query/harm.py) like every other wound."""
 
 from __future__ import annotations

@@ -34,9 +34,14 @@ WRONGED = ("pastoral:betrayal", "pastoral:forgiving")
 WRONGDOER = "pastoral:guilt"
 LAMENT = "pastoral:lament"  # "lament and honest complaint to God"
 ABUSE = "pastoral:abuse"  # "abuse and violence by someone close": its avoid list holds the orders to submit and stay
-# no rewrite routes a disclosure of abuse to reconciliation or submission (issue 63): the themes so named are left out
+DESPAIR = "pastoral:despair"  # "depression and hopelessness": what safe messaging asks for a life at risk, hope and help
+# no rewrite routes a disclosure of abuse to reconciliation or submission (issue 63): the themes so named are left out,
+# and so are those named for the sexual wrong and for drink (the sufferer is not the wrongdoer: what such a topic lists
+# is the law and the warnings to whoever did it, or blame for what was done to the reader) and for discipline and the
+# rod (the abuser's own warrant)
 ABUSE_LEFT_OUT = re.compile(r"\b(?:reconcil\w*|submi\w*|obe(?:y|ys|dience|dient)|marriage|husbands and wives|wives|divorce|"
-                            r"forgiv\w*|honou?r(?:ing)? (?:your )?(?:father|parents))\b")
+                            r"forgiv\w*|honou?r(?:ing)? (?:your )?(?:father|parents)|pur(?:e|ity)|immoral\w*|fornicat\w*|"
+                            r"adulter\w*|lust\w*|chastity|virginity|modest\w*|seduc\w*|drunk\w*)\b")
 # a theme named for anger: the anger need ("anger and the desire for revenge") and every topic or entry whose name holds
 # a word of the anger family (analyze.COMPLAINT's own words: anger at people, or God's wrath)
 ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
@@ -47,7 +52,8 @@ def stance(analysis: Analysis, themes: ThemeIndex | None = None, exclude: frozen
     neither; a sentence that is both reads as the confession (its rule came first). A stance acts only where its need
     can speak (rule L'): with its need left out of routing (`exclude`: training leaves each query's own theme out) it
     is None, so a need's own cue ("I blame God for what happened") trains as it reads without the stance."""
-    need = ABUSE if analysis.abuse else WRONGDOER if analysis.stance == "doer" else LAMENT if analysis.complains else None
+    need = (ABUSE if analysis.abuse else DESPAIR if analysis.crisis else WRONGDOER if analysis.stance == "doer"
+            else LAMENT if analysis.complains else None)
     return None if need is not None and themes is not None and held_out(themes, need, exclude) else need
 
 
@@ -56,6 +62,8 @@ def left_out(themes: ThemeIndex, need: str) -> set[int]:
     disclosure of abuse those named for reconciliation, submission and forgiveness."""
     if need == WRONGDOER:
         return {themes.keys.index(k) for k in WRONGED if k in themes.keys}
+    if need == DESPAIR:
+        return set()
     named = ABUSE_LEFT_OUT if need == ABUSE else ANGER_NAME
     return {i for i, name in enumerate(themes.names) if named.search(name.lower())}
 

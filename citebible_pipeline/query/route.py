@@ -171,7 +171,7 @@ def specificity(passages: list[tuple[np.ndarray, np.ndarray, np.ndarray]], power
     `power`. A passage listed under one theme keeps 1; a hub listed under every theme keeps log 2 / log(1 + N). Popular
     passages still win where they are specific: the factor scales their vote share, it does not replace it.
     `layers` (a kind per theme): N and df count only the themes of the theme's own layer, so a passage under 15
-    of the 26 pastoral needs is a hub among needs, however few of the 5,000 topic names list it."""
+    of the 30 pastoral needs is a hub among needs, however few of the 5,000 topic names list it."""
     if layers is not None:
         out: list[np.ndarray] = [np.ones(0)] * len(passages)
         for layer in dict.fromkeys(layers):
