@@ -151,6 +151,30 @@ def test_a_sufferers_judgement_passage_leaves_the_top_5_and_a_seekers_stays():
     assert sorted(c.key for c in stage(pool, "sufferer", voices, [], pins)) == sorted(c.key for c in pool)
 
 
+def test_a_sufferer_is_shown_its_first_orders_only_and_the_others_move_down_behind_the_rest():
+    """harm.stage's cap: Matthew 18:15 ("go, show him his fault"), Matthew 5:24 ("first be reconciled") and 1 John 1:9
+    ("if we confess our sins") tagged orders, Psalm 34:18 and 23:4 comfort, Proverbs 19:9 harsh. With a cap of 2 a
+    sufferer and a helper keep the first two orders in the top 5, the third waits just below it (before the held
+    back); a doer and a seeker keep the ranked order of the orders; no cap, no change; nothing is removed."""
+    refs = ("Matthew 18:15", "Matthew 5:24", "Psalm 34:18", "1 John 1:9", "Psalm 23:4", "Proverbs 19:9")
+    pool = [_cand(r) for r in refs]
+    ids = np.array(sorted(c.start for c in pool))
+    is_ = lambda names: np.isin(ids, [parse_reference(r).start_id for r in names])
+    voices = Voices(ids, is_(["Proverbs 19:9"]), np.zeros(len(ids), bool), is_(["Matthew 18:15", "Matthew 5:24", "1 John 1:9"]))
+    pins = [None] * len(pool)
+    for stance in ("sufferer", "helper"):
+        got = [c.key for c in stage(pool, stance, voices, [], pins, cap=2)]
+        assert got == [pool[i].key for i in (0, 1, 2, 4, 3, 5)]
+        assert [c.key for c in stage(pool, stance, voices, [], pins)] == [pool[i].key for i in (0, 1, 2, 3, 4, 5)]
+    assert [c.key for c in stage(pool, "doer", voices, [], pins, cap=2)] == [c.key for c in pool]
+    assert stage(pool, "seeker", voices, [], pins, cap=0) == pool
+    assert [c.key for c in stage(pool, "sufferer", voices, [], pins, cap=0)][:2] == [pool[2].key, pool[4].key]
+    assert not Voices(ids, ids < 0, ids < 0).orders(pool[0].start, pool[0].end, None)  # no directive array: no order
+    longer = pool + [_cand(f"Psalm {p}:1") for p in range(1, 4)]  # the waiting order sits just below the top 5
+    got = [c.key for c in stage(longer, "sufferer", voices, [], [None] * len(longer), cap=2)]
+    assert got == [longer[i].key for i in (0, 1, 2, 4, 6, 3, 7, 8, 5)]
+
+
 def test_a_long_passage_is_read_by_its_pinned_verse():
     chapter = _cand("Proverbs 19", "chapter")
     ids = np.arange(chapter.start, chapter.end + 1)

@@ -134,6 +134,8 @@ def test_crisis_language_is_a_reader_speaking_of_self_harm_not_a_study_of_it(tex
     ("Why did Peter lie about knowing Jesus?", False), ("I killed myself trying to finish on time", False),
     ("I killed it at work today", False), ("I lied down on the couch and cried", False),
     ("I slept with the lights on because I'm scared", False), ("I slept with another man", True),
+    # the abuse screens' blows as the reader's own act
+    ("I shoved my wife into the wall in front of the kids", True), ("I pushed the door open and cried", False),
 ])
 def test_a_confession_is_the_reader_doing_the_wrong_not_suffering_it(text, confesses):
     assert (analyze(validate(text)).stance == "doer") is confesses

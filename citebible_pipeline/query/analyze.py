@@ -31,7 +31,7 @@ from citebible_pipeline.query.tuning import TUNING
 
 # A wrong the reader says they did (rule P, README "Thirtieth step"): "I" directly before a verb of wrongdoing from the
 # general examinations of conscience (the Decalogue's lying, stealing, adultery, killing; harm done to a person: hit,
-# hurt, yelled at, abandoned), never from a query set. A sentence's vector cannot tell who did it to whom: "I cheated on
+# hurt, yelled at, abandoned, and the abuse screens' blows and forced sex as the reader's own act), never from a query set. A sentence's vector cannot tell who did it to whom: "I cheated on
 # my wife" sits beside "my partner cheated on me", so routing must be told (query/perspective.py). Passive and negated
 # forms ("I was cheated", "I never lied") do not match; harm verbs, "killed" and "slept with" need a person as their
 # object ("I hurt my back", "I killed it at work", "I slept with the lights on" confess nothing), and "lied down" is
@@ -45,6 +45,7 @@ CONFESSION = re.compile(
     r"(?:lied(?! down)|stole|cheated|betrayed|gossip(?:ed|ing)|slandered|murdered|embezzled|"
     r"(?:been |was )(?:cheating|lying|stealing|gossiping|unfaithful)|had an (?:affair|abortion)|committed adultery|"
     r"(?:hit|hurt|killed|abused|assaulted|yelled at|screamed at|abandoned|neglected|mistreated|bullied|manipulated|"
+    r"shoved|pushed|slapped|punched|kicked|choked|strangled|beat|raped|molested|threatened|"
     r"cheated on|slept with) " + _PEOPLE + r"|broke (?:my|a) (?:promise|vow))\b")
 # Anger whose object is God (rule L, README "Thirty-second step"; query/perspective.py): a complaint to God, the Bible's
 # lament, not anger at people nor God's wrath. A word of the anger family (the anger category below) within three words

@@ -245,11 +245,11 @@ class Engine:
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in harm.near_situations(
             themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)]
-        off = None
+        off, needs_v = None, np.asarray(r.vectors[1:], np.float32)
         if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not
-            needs_v = np.asarray(r.vectors[1:], np.float32)
             off = [harm.off_need(c, vec, needs_v, TUNING.need_fit) for c, vec in zip(cands, candidate_vectors(tables, cands))]
-        return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off)
+        return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off,
+                          TUNING.directive_cap)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

@@ -1,7 +1,8 @@
 """Stage 10, do no harm (pure): the human sources are topic indexes (an entry for a crime lists the law against it and
 the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
 (Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
-violence, rebuke and law; for a doer judgement and violence; a seeker is shown everything. Held back too: a passage a
+violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim; "come
+to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown everything. Held back too: a passage a
 need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that wounded a judged reader sentence near it
 (themes/judged_wounds.csv), and on pastoral intent one reached only through the sentence's surface words that fits no
 routed need (its blind or flood in another sense). Held back is moved below every other candidate, in order, never
@@ -19,6 +20,7 @@ from citebible_pipeline.query.fuse import Candidate
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
+TOP = 5  # the answer the issue judges: its top 5
 
 
 @dataclass(frozen=True)
@@ -30,10 +32,19 @@ class Voices:
     ids: np.ndarray
     harsh: np.ndarray  # bool
     grave: np.ndarray  # bool
+    directive: np.ndarray | None = None  # bool: an order (voice.model.DIRECTIVE), by the hand label else the voice
 
     def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
         flags = self.grave if stance == "doer" else self.harsh
         return flags[np.searchsorted(self.ids, start):np.searchsorted(self.ids, end, side="right")]
+
+    def orders(self, start: int, end: int, pin: int | None) -> bool:
+        """What the reader reads of the passage (gold.metrics.shown) is an order: half its verses are."""
+        span = shown(start, end, pin)
+        if self.directive is None or span is None:
+            return False
+        here = self.directive[np.searchsorted(self.ids, span[0]):np.searchsorted(self.ids, span[1], side="right")]
+        return bool(here.size) and here.mean() >= 0.5
 
 
 def wounds(c: Candidate, stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -65,10 +76,24 @@ def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float) 
 
 
 def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
-          pins: Sequence[int | None], off: Sequence[bool] | None = None) -> list[Candidate]:
+          pins: Sequence[int | None], off: Sequence[bool] | None = None, cap: int | None = None) -> list[Candidate]:
     """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
-    in its order; a seeker's unchanged."""
+    in its order; a seeker's unchanged. For a sufferer or a helper the top TOP holds at most `cap` orders
+    (Voices.orders): a later one waits just below it, in its order."""
     if stance == "seeker":
         return cands
     flags = [wounds(c, stance, voices, avoid, pin) or bool(off and off[i]) for i, (c, pin) in enumerate(zip(cands, pins))]
-    return [c for c, f in zip(cands, flags) if not f] + [c for c, f in zip(cands, flags) if f]
+    kept = [(c, pin) for c, pin, f in zip(cands, pins, flags) if not f]
+    held = [c for c, f in zip(cands, flags) if f]
+    if cap is None or stance not in ("sufferer", "helper"):
+        return [c for c, _ in kept] + held
+    top: list[Candidate] = []
+    waiting: list[Candidate] = []
+    seen = 0
+    for i, (c, pin) in enumerate(kept):
+        if len(top) == TOP:
+            return top + waiting + [c for c, _ in kept[i:]] + held
+        order = voices.orders(c.start, c.end, pin)
+        seen += order
+        (waiting if order and seen > cap else top).append(c)
+    return top + waiting + held

@@ -21,7 +21,7 @@ from citebible_pipeline.embeddings.embedder import check_space
 from citebible_pipeline.embeddings.store import active_space
 from citebible_pipeline.query.floor import Floor, lexicon
 from citebible_pipeline.query.harm import LIKELY, Voices
-from citebible_pipeline.voice.model import GRAVE, HARSH
+from citebible_pipeline.voice.model import DIRECTIVE, GRAVE, HARSH
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
 from citebible_pipeline.query.retrieve import common_lexemes
@@ -152,13 +152,14 @@ def load_voices(conn) -> Voices:
     materialized: the harm stage then reads the needs' avoid lists alone."""
     rows = conn.execute(
         "SELECT id, CASE WHEN hand IS NULL THEN harsh >= %(p)s ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
-        " CASE WHEN hand IS NULL THEN grave >= %(p)s ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END"
-        " FROM passage_voice ORDER BY id", {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE)}).fetchall() \
+        " CASE WHEN hand IS NULL THEN grave >= %(p)s ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END,"
+        " coalesce(hand, voice) = ANY(%(d)s)"
+        " FROM passage_voice ORDER BY id", {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE), "d": list(DIRECTIVE)}).fetchall() \
         if conn.execute("SELECT to_regclass('passage_voice')").fetchone()[0] else []
     if not rows:
         log.warning("no passage voices: materialize passage_voice (the harm stage reads only the avoid lists until then)")
     return Voices(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], bool),
-                  np.array([r[2] for r in rows], bool))
+                  np.array([r[2] for r in rows], bool), np.array([r[3] for r in rows], bool))
 
 
 def load_labels(conn, space_id: int | None = None) -> LabelIndex:

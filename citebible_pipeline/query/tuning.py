@@ -91,6 +91,8 @@ class Tuning:
                          "dev_harm harm@5 .240/.202/.163/.144/.144/.096, dev hit@5 .700/.700/.689/.689/.678/.656 (decisions)")
     situation_near: int = _w(3, "dev: k 3 / 10 (cosine 0.4): dev_harm harm@5 .087 / .077, dev hit@5 .656 / .644 (decisions)")
     situation_fit: float = _w(0.45, "dev: cosine .7/.6/.5/.45/.4: dev_harm harm@5 .115/.115/.096/.087/.087, hits alike (decisions)")
+    directive_cap: int = _w(2, "dev: a sufferer's top 5 keeps its first 2 orders; caps 1/2/0: dev hit@5 -3/-1/-12 sentences; "
+                            "the judged audit's harmful answers 35 -> 29 (2) / 22 (0) of 83 (decisions)")
     # display
     context_verses: int = _w(2, "rule from the architecture: a +-2-3 verse context window")
 
