@@ -2,11 +2,11 @@
 the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
 (Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
 violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim; "come
-to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown everything. Held back too: a passage a
-need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that wounded a judged reader sentence near it
-(themes/judged_wounds.csv), and on pastoral intent one reached only through the sentence's surface words that fits no
-routed need (its blind or flood in another sense). Held back is moved below every other candidate, in order, never
-removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
+to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
+everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
+wounded a judged reader sentence near it (themes/judged_wounds.csv), and on pastoral intent one reached only through
+the sentence's surface words that fits no routed need (its blind or flood in another sense). Held back is moved below
+every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
 
 from __future__ import annotations
 

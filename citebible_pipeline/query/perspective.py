@@ -37,8 +37,7 @@ ABUSE = "pastoral:abuse"  # "abuse and violence by someone close": its avoid lis
 DESPAIR = "pastoral:despair"  # "depression and hopelessness": what safe messaging asks for a life at risk, hope and help
 # no rewrite routes a disclosure of abuse to reconciliation or submission (issue 63): the themes so named are left out,
 # and so are those named for the sexual wrong and for drink (the sufferer is not the wrongdoer: what such a topic lists
-# is the law and the warnings to whoever did it, or blame for what was done to the reader) and for discipline and the
-# rod (the abuser's own warrant)
+# is the law and the warnings to whoever did it, or blame for what was done to the reader)
 ABUSE_LEFT_OUT = re.compile(r"\b(?:reconcil\w*|submi\w*|obe(?:y|ys|dience|dient)|marriage|husbands and wives|wives|divorce|"
                             r"forgiv\w*|honou?r(?:ing)? (?:your )?(?:father|parents)|pur(?:e|ity)|immoral\w*|fornicat\w*|"
                             r"adulter\w*|lust\w*|chastity|virginity|modest\w*|seduc\w*|drunk\w*)\b")
@@ -59,7 +58,8 @@ def stance(analysis: Analysis, themes: ThemeIndex | None = None, exclude: frozen
 
 def left_out(themes: ThemeIndex, need: str) -> set[int]:
     """The themes routing leaves out for a stance: the needs for the wronged, the themes named for anger, or for a
-    disclosure of abuse those named for reconciliation, submission and forgiveness."""
+    disclosure of abuse those named for reconciliation, submission and forgiveness, the sexual wrong and drink; crisis
+    leaves nothing out."""
     if need == WRONGDOER:
         return {themes.keys.index(k) for k in WRONGED if k in themes.keys}
     if need == DESPAIR:
