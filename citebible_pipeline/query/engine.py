@@ -171,8 +171,7 @@ class Engine:
 
     def _read(self, clean: str, analysis: Analysis, themes: ThemeIndex, exclude: frozenset[str],
               query_vector: np.ndarray | None, clock: Clock) -> Reading:
-        """Embed the sentence and its clauses, route them to their nearest themes, and read the reader's stance (the
-        doer of a wrong, a complaint to God: perspective.py), which changes both the intent and the routing."""
+        """Embed the sentence and its clauses, route them, and read the stance that reroutes them (perspective.py)."""
         parts = clauses(clean)
         if query_vector is None:
             vecs = self.encode([clean, *parts])
@@ -245,9 +244,10 @@ class Engine:
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in harm.near_situations(
             themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)]
-        off, needs_v = None, np.asarray(r.vectors[1:], np.float32)
-        if r.analysis.pastoral and len(r.vectors) > 1:  # the need's rewrites say what fits; the surface words do not
-            off = [harm.off_need(c, vec, needs_v, TUNING.need_fit) for c, vec in zip(cands, candidate_vectors(tables, cands))]
+        # on pastoral intent the need's rewrites say what fits; the surface words do not
+        needs_v = np.asarray(r.vectors[1:], np.float32) if r.analysis.pastoral and len(r.vectors) > 1 else None
+        off = None if needs_v is None else [harm.off_need(c, vec, needs_v, TUNING.need_fit)
+                                            for c, vec in zip(cands, candidate_vectors(tables, cands))]
         return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off,
                           TUNING.directive_cap)
 

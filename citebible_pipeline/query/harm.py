@@ -34,16 +34,18 @@ class Voices:
     grave: np.ndarray  # bool
     directive: np.ndarray | None = None  # bool: an order (voice.model.DIRECTIVE), by the hand label else the voice
 
-    def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
-        flags = self.grave if stance == "doer" else self.harsh
+    def _within(self, flags: np.ndarray, start: int, end: int) -> np.ndarray:
         return flags[np.searchsorted(self.ids, start):np.searchsorted(self.ids, end, side="right")]
+
+    def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
+        return self._within(self.grave if stance == "doer" else self.harsh, start, end)
 
     def orders(self, start: int, end: int, pin: int | None) -> bool:
         """What the reader reads of the passage (gold.metrics.shown) is an order: half its verses are."""
         span = shown(start, end, pin)
         if self.directive is None or span is None:
             return False
-        here = self.directive[np.searchsorted(self.ids, span[0]):np.searchsorted(self.ids, span[1], side="right")]
+        here = self._within(self.directive, *span)
         return bool(here.size) and here.mean() >= 0.5
 
 

@@ -44,6 +44,7 @@ ABUSE_LEFT_OUT = re.compile(r"\b(?:reconcil\w*|submi\w*|obe(?:y|ys|dience|dient)
 # a theme named for anger: the anger need ("anger and the desire for revenge") and every topic or entry whose name holds
 # a word of the anger family (analyze.COMPLAINT's own words: anger at people, or God's wrath)
 ANGER_NAME = re.compile(r"\b(?:anger|angry|angered|wrath|rage|furious|fury)\b")
+LEFT_OUT_NAMED = {ABUSE: ABUSE_LEFT_OUT, LAMENT: ANGER_NAME}  # the stances that leave themes out by name (crisis: none)
 
 
 def stance(analysis: Analysis, themes: ThemeIndex | None = None, exclude: frozenset[str] = frozenset()) -> str | None:
@@ -62,10 +63,8 @@ def left_out(themes: ThemeIndex, need: str) -> set[int]:
     leaves nothing out."""
     if need == WRONGDOER:
         return {themes.keys.index(k) for k in WRONGED if k in themes.keys}
-    if need == DESPAIR:
-        return set()
-    named = ABUSE_LEFT_OUT if need == ABUSE else ANGER_NAME
-    return {i for i, name in enumerate(themes.names) if named.search(name.lower())}
+    named = LEFT_OUT_NAMED.get(need)
+    return set() if named is None else {i for i, name in enumerate(themes.names) if named.search(name.lower())}
 
 
 def as_told(themes: ThemeIndex, need: str, vecs: np.ndarray, exclude: frozenset[str] = frozenset()
