@@ -185,6 +185,27 @@ def test_a_long_passage_is_read_by_its_pinned_verse():
         .key == chapter.key
 
 
+def test_a_long_passage_shows_a_sufferer_the_nearest_kind_verse_within_the_margin_and_is_judged_by_the_nearest():
+    """Psalm 34: verse 14 ("seek peace and pursue it") an order, verse 21 ("evil will kill the wicked") harsh, 18 and 22
+    comfort. A sufferer or a helper is shown first the nearest verse that neither wounds nor orders when it is within the
+    margin of the nearest, else the nearest; a doer is only spared the grave; a seeker always gets the nearest. What the
+    stage records as the candidate's pin is that choice; what it holds back it judges by the pins it is given."""
+    ids = np.arange(19034001, 19034023)
+    v = {n: ids == 19034000 + n for n in (14, 18, 21, 22)}
+    voices = Voices(ids, v[21], v[21], v[14])
+    sims = np.full(len(ids), 0.1)
+    sims[[13, 17, 20]] = 0.40, 0.37, 0.45  # verse 21 nearest, 14 next, 18 three hundredths below 14
+    pick = lambda stance, margin: int(ids[voices.pin_for(stance, margin)(ids, sims)])
+    assert pick("sufferer", 0.1) == pick("helper", 0.1) == 19034018
+    assert pick("sufferer", 0.05) == 19034021  # 18 is 0.08 below the nearest: the nearest stays
+    assert pick("doer", 0.1) == 19034014 and pick("seeker", 0.1) == 19034021
+    assert int(ids[Voices(ids, ids < 0, ids < 0).pin_for("sufferer", 0.1)(ids, sims)]) == 19034021  # nothing to spare
+    chapter, verse = _cand("Psalm 34", "chapter"), _cand("Psalm 23:1")
+    out = stage([chapter, verse], "sufferer", voices, [], [19034021, None], show=[19034018, None])
+    assert [c.key for c in out] == [verse.key, chapter.key] and chapter.pin == 19034018
+    assert stage([chapter, verse], "sufferer", voices, [], [19034018, None])[0].key == chapter.key
+
+
 def test_a_candidate_reached_only_by_the_surface_words_must_fit_the_routed_need():
     surface = Candidate(19001001, 19001001, "verse", hits=[("original", "dense", "verse", 1), ("original", "fulltext", "verse", 4)])
     routed = Candidate(19001002, 19001002, "verse", hits=[("original", "dense", "verse", 2), ("pastoral:grief", "dense", "verse", 1)])

@@ -244,12 +244,12 @@ class Engine:
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in harm.near_situations(
             themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)]
-        # on pastoral intent the need's rewrites say what fits; the surface words do not
         needs_v = np.asarray(r.vectors[1:], np.float32) if r.analysis.pastoral and len(r.vectors) > 1 else None
         off = None if needs_v is None else [harm.off_need(c, vec, needs_v, TUNING.need_fit)
                                             for c, vec in zip(cands, candidate_vectors(tables, cands))]
+        show = data.voices.pin_for(r.analysis.stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
         return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off,
-                          TUNING.directive_cap)
+                          TUNING.directive_cap, [tables.pinned(r.q, c.start, c.end, show) for c in cands])
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

@@ -1,6 +1,5 @@
-"""The learned reranker's features: computed here only, for training (rerank.pools) and serving
-(query.rerank) alike, from what the pool already holds plus tables loaded once (verse and chapter
-vectors, cross-references). A model stores FEATURES; a model trained on another list is refused."""
+"""The reranker's features, computed here only, for training (rerank.pools) and serving (query.rerank) alike, from the
+pool and tables loaded once (verse and chapter vectors, cross-references). A model trained on other FEATURES is refused."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ import psycopg
 from citebible_pipeline.bible.canon import chapter_base, split_id, verses_in_chapter_of
 from citebible_pipeline.bible.translations import DEFAULT_TRANSLATION
 from citebible_pipeline.genre.tagger import GENRES
-from citebible_pipeline.query.display import pinned_index
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.label_features import label_features
 from citebible_pipeline.query.retrieve import Level, level
@@ -63,10 +61,12 @@ class PoolTables:
     genre_boosts: dict[str, float]
     chapter_spans: np.ndarray | None = None  # (n, 2) first and last verse id of each chapter row (exact retrieval)
 
-    def pinned(self, q: np.ndarray, start: int, end: int) -> int | None:
-        """The verse of [start, end] nearest the query: what present shows first (None: no verse vectors there)."""
+    def pinned(self, q: np.ndarray, start: int, end: int, choose: Callable[[np.ndarray, np.ndarray], int] | None = None
+               ) -> int | None:
+        """The verse of [start, end] nearest the query (present shows it first), or the one `choose` (ids, cosines) picks."""
         lo, hi = np.searchsorted(self.verse_ids, start), np.searchsorted(self.verse_ids, end, side="right")
-        return int(self.verse_ids[lo + pinned_index(q, self.verse_vectors[lo:hi])]) if hi > lo else None
+        ids, sims = self.verse_ids[lo:hi], self.verse_vectors[lo:hi] @ q
+        return int(ids[choose(ids, sims) if choose is not None else np.argmax(sims)]) if hi > lo else None
 
     @functools.cached_property
     def exact_levels(self) -> dict[str, Level]:

@@ -19,6 +19,7 @@ class Candidate:
     dense: float = 0.0  # best cosine any dense retriever saw
     hits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (variant, retriever, level, rank)
     genre: str | None = None
+    pin: int | None = None  # the verse shown first, where the do-no-harm stage chose it for this reader (harm.Voices.unfit)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -26,7 +27,8 @@ class Candidate:
 
     def copy(self) -> Candidate:
         """An independent copy (its own provenance list): the stages after fusion rescore in place."""
-        return Candidate(self.start, self.end, self.level, self.score, self.prior, self.dense, list(self.hits), self.genre)
+        return Candidate(self.start, self.end, self.level, self.score, self.prior, self.dense, list(self.hits), self.genre,
+                         self.pin)
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,12 @@ to me" serves, and the voices cannot tell them apart); for a doer judgement and 
 everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
 wounded a judged reader sentence near it (themes/judged_wounds.csv), and on pastoral intent one reached only through
 the sentence's surface words that fits no routed need (its blind or flood in another sense). Held back is moved below
-every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin."""
+every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the
+verse nearest the sentence, and shows first the nearest verse near it that does not wound or order (Voices.pin_for)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,23 @@ class Voices:
 
     def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
         return self._within(self.grave if stance == "doer" else self.harsh, start, end)
+
+    def pin_for(self, stance: str, margin: float) -> Callable[[np.ndarray, np.ndarray], int]:
+        """(a passage's verse ids, their cosines to the query) -> the verse it shows this reader first (PoolTables.pinned):
+        the nearest, or the nearest that neither wounds (`wounding`) nor, to a sufferer or a helper, orders, when that
+        one is within `margin` of it: what the passage is judged by stays the nearest verse (`stage`'s pins)."""
+        orders = self.directive if self.directive is not None and stance in ("sufferer", "helper") else False
+        flags = (self.grave if stance == "doer" else self.harsh) | orders
+
+        def choose(ids: np.ndarray, sims: np.ndarray) -> int:
+            best = int(np.argmax(sims))
+            if stance == "seeker" or not len(self.ids):
+                return best
+            at = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+            fit = np.where((self.ids[at] == ids) & flags[at], -np.inf, sims)
+            good = int(np.argmax(fit))
+            return good if fit[good] >= sims[best] - margin else best
+        return choose
 
     def orders(self, start: int, end: int, pin: int | None) -> bool:
         """What the reader reads of the passage (gold.metrics.shown) is an order: half its verses are."""
@@ -78,12 +96,15 @@ def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float) 
 
 
 def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
-          pins: Sequence[int | None], off: Sequence[bool] | None = None, cap: int | None = None) -> list[Candidate]:
+          pins: Sequence[int | None], off: Sequence[bool] | None = None, cap: int | None = None,
+          show: Sequence[int | None] | None = None) -> list[Candidate]:
     """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
     in its order; a seeker's unchanged. For a sufferer or a helper the top TOP holds at most `cap` orders
-    (Voices.orders): a later one waits just below it, in its order."""
+    (Voices.orders): a later one waits just below it, in its order. `show`: the verse each candidate shows first."""
     if stance == "seeker":
         return cands
+    for c, pin in zip(cands, show or ()):
+        c.pin = pin
     flags = [wounds(c, stance, voices, avoid, pin) or bool(off and off[i]) for i, (c, pin) in enumerate(zip(cands, pins))]
     kept = [(c, pin) for c, pin, f in zip(cands, pins, flags) if not f]
     held = [c for c, f in zip(cands, flags) if f]
