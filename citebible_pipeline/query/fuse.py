@@ -19,7 +19,7 @@ class Candidate:
     dense: float = 0.0  # best cosine any dense retriever saw
     hits: list[tuple[str, str, str, int]] = field(default_factory=list)  # (variant, retriever, level, rank)
     genre: str | None = None
-    pin: int | None = None  # the verse shown first, where the do-no-harm stage chose it for this reader (harm.Voices.unfit)
+    pin: int | None = None  # the verse shown first, where the do-no-harm stage chose it for this reader (harm.Voices.pin_for)
 
     @property
     def key(self) -> tuple[int, int]:
