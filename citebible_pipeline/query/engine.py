@@ -248,8 +248,8 @@ class Engine:
         off = None if needs_v is None else [harm.off_need(c, vec, needs_v, TUNING.need_fit)
                                             for c, vec in zip(cands, candidate_vectors(tables, cands))]
         show = data.voices.pin_for(r.analysis.stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
-        return harm.stage(cands, r.analysis.stance, data.voices, avoid, [tables.pinned(r.q, c.start, c.end) for c in cands], off,
-                          TUNING.directive_cap, [tables.pinned(r.q, c.start, c.end, show) for c in cands])
+        pins, shown = zip(*(tables.pins(r.q, c.start, c.end, show) for c in cands))
+        return harm.stage(cands, r.analysis.stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

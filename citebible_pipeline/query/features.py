@@ -61,12 +61,13 @@ class PoolTables:
     genre_boosts: dict[str, float]
     chapter_spans: np.ndarray | None = None  # (n, 2) first and last verse id of each chapter row (exact retrieval)
 
-    def pinned(self, q: np.ndarray, start: int, end: int, choose: Callable[[np.ndarray, np.ndarray], int] | None = None
-               ) -> int | None:
-        """The verse of [start, end] nearest the query (present shows it first), or the one `choose` (ids, cosines) picks."""
+    def pins(self, q: np.ndarray, start: int, end: int, choose: Callable[[np.ndarray, np.ndarray], int] | None = None
+             ) -> tuple[int | None, int | None]:
+        """The verse of [start, end] nearest the query (what a passage is judged by) and the one `choose` (ids, cosines)
+        picks, else the same (what present shows first), from one product; (None, None): no verse vectors there."""
         lo, hi = np.searchsorted(self.verse_ids, start), np.searchsorted(self.verse_ids, end, side="right")
         ids, sims = self.verse_ids[lo:hi], self.verse_vectors[lo:hi] @ q
-        return int(ids[choose(ids, sims) if choose is not None else np.argmax(sims)]) if hi > lo else None
+        return (int(ids[np.argmax(sims)]), int(ids[choose(ids, sims) if choose else np.argmax(sims)])) if hi > lo else (None, None)
 
     @functools.cached_property
     def exact_levels(self) -> dict[str, Level]:

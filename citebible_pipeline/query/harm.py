@@ -42,7 +42,7 @@ class Voices:
         return self._within(self.grave if stance == "doer" else self.harsh, start, end)
 
     def pin_for(self, stance: str, margin: float) -> Callable[[np.ndarray, np.ndarray], int]:
-        """(a passage's verse ids, their cosines to the query) -> the verse it shows this reader first (PoolTables.pinned):
+        """(a passage's verse ids, their cosines to the query) -> the verse it shows this reader first (PoolTables.pins):
         the nearest, or the nearest that neither wounds (`wounding`) nor, to a sufferer or a helper, orders, when that
         one is within `margin` of it: what the passage is judged by stays the nearest verse (`stage`'s pins)."""
         orders = self.directive if self.directive is not None and stance in ("sufferer", "helper") else False

@@ -48,8 +48,8 @@ def present(conn, data: EngineData, cands: Sequence[Candidate], query_vector: np
             continue
         with_vec = [v for v in body if rows[v][2] is not None]
         vecs = [rows[v][2] for v in with_vec]
-        pin_id = with_vec[disp.pinned_index(query_vector, vecs)] if query_vector is not None and vecs else body[0]
-        pin_id = c.pin if c.pin in rows else pin_id  # the do-no-harm stage's choice for this reader
+        pin_id = (c.pin if c.pin in rows else  # the do-no-harm stage's choice for this reader
+                  with_vec[disp.pinned_index(query_vector, vecs)] if query_vector is not None and vecs else body[0])
         if c.level == "chapter":
             around = range(pin_id - ctx, pin_id + ctx + 1)
         else:

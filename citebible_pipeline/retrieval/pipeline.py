@@ -41,7 +41,7 @@ def variant(engine: Engine, stages: Variant, reranker: Reranker | None | str = "
     def run(ctx: RetrievalContext, text: str) -> Retrieved:
         ranked = engine.rank(text, None, stages, query_vector=ctx.vector(text), memo=ctx.memo, reranker=reranker)
         tables, q = engine.pool_tables(), ranked.query_vector
-        return Retrieved([Result(c.start, c.end, (c.pin or tables.pinned(q, c.start, c.end)) if q is not None and
+        return Retrieved([Result(c.start, c.end, (c.pin or tables.pins(q, c.start, c.end)[0]) if q is not None and
                                  span_verses(c.start, c.end) > LONG_PASSAGE else None)
                           for c in ranked.candidates[: ctx.k]], ranked.abstained)
 
