@@ -46,7 +46,7 @@ class Reference:
 
 
 _HUMAN = re.compile(
-    r"^\s*(?P<book>(?:[1-3]|I{1,3})?\s*[A-Za-z][A-Za-z .()]*?)\.?\s*"
+    r"^\s*(?P<book>(?:[1-4]|IV|I{1,3})?\s*[A-Za-z][A-Za-z .()]*?)\.?\s*"
     r"(?P<c1>\d+)(?:\s*[:.]\s*(?P<v1>\d+))?"
     r"(?:\s*[-\u2013\u2014]\s*(?:(?P<c2>\d+)\s*[:.]\s*)?(?P<v2>\d+))?\s*$"
 )
