@@ -13,6 +13,7 @@ from citebible_pipeline.gold.metrics import LONG_PASSAGE, Result, harm_at, wound
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.harm import Voices, near_situations, off_need, stage
+from citebible_pipeline.query.promises import contradicted, losses, promised
 from citebible_pipeline.voice.features import VerseInput, context_means, matrix
 from citebible_pipeline.voice.model import (CLASSES, HARSH, assign, load_labels, lower_bound, per_class, sample,
                                             thresholds_for, train)
@@ -149,6 +150,60 @@ def test_a_sufferers_judgement_passage_leaves_the_top_5_and_a_seekers_stays():
     assert doer[0] == pool[0].key and pool[1].key not in doer[:5]
     assert stage(pool, "seeker", voices, [], pins) == pool
     assert sorted(c.key for c in stage(pool, "sufferer", voices, [], pins)) == sorted(c.key for c in pool)
+
+
+@pytest.mark.parametrize("text, lost", [
+    ("We lost the baby at twenty weeks", ["child"]),
+    ("our daughter was stillborn on tuesday", ["child", "death"]),
+    ("we can't get pregnant and every shower at church hurts", ["child"]),
+    ("my dad died last month and I can't stop crying", ["death"]),
+    ("my friend just got a terminal diagnosis", ["death"]),
+    ("my wife walked out on me and the kids", ["abandoned"]),
+    ("I'm so anxious about my exams", []),
+    ("What does the Bible say about marriage?", []),
+])
+def test_what_the_reader_has_lost_is_read_from_the_sentence(text, lost):
+    assert losses(text) == lost and analyze(validate(text)).losses == lost
+
+
+def test_a_verse_promising_what_was_lost_is_told_from_comfort_in_the_same_words():
+    """The WEB's own wording: children as a reward, healing of the body and long life, the marriage ideal are promises;
+    healing of the broken-hearted, a weapon's quiver and a narrative are not."""
+    texts = ["Behold, children are a heritage of Yahweh. The fruit of the womb is his reward.",  # Psalm 127:3
+             "who forgives all your sins, who heals all your diseases,",  # Psalm 103:3
+             "I will satisfy him with long life, and show him my salvation.",  # Psalm 91:16
+             "Therefore a man will leave his father and his mother, and will join with his wife, and they will be one flesh.",
+             "He heals the broken in heart, and binds up their wounds.",  # Psalm 147:3
+             "Now therefore, please take your weapons, your quiver and your bow, and go out to the field",  # Genesis 27:3
+             "Yahweh is near to those who have a broken heart, and saves those who have a crushed spirit.", None]
+    got = promised(texts)
+    assert got["children"].tolist() == [True] + [False] * 7
+    assert got["healing"].tolist() == [False, True, True] + [False] * 5
+    assert got["family"].tolist() == [False, False, False, True] + [False] * 4
+    assert contradicted(["child"]) == {"children", "healing"} and contradicted(["abandoned"]) == {"family"}
+    assert contradicted([]) == set()
+
+
+def test_a_promise_the_readers_loss_contradicts_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
+    """A synthetic pool led by Psalm 127:3 (children as a reward) and Psalm 41:3 (restored from the sickbed) over seven
+    gentle verses: a bereaved parent and a helper asking for one see neither in the top 5, a reader whose sentence names
+    no loss sees both, a seeker sees the pool as ranked, and nothing is removed."""
+    refs = ("Psalm 127:3", "Psalm 41:3", "Psalm 34:18")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    flags = {ref: parse_reference(ref).start_id for ref in refs}
+    promises = {"children": ids == flags["Psalm 127:3"], "healing": ids == flags["Psalm 41:3"], "family": ids < 0}
+    voices = Voices(ids, np.zeros(3, bool), np.zeros(3, bool), promises=promises)
+    pool = [_cand("Psalm 127:3"), _cand("Psalm 41:3"), _cand("Psalm 34:18")] + [_cand(f"Psalm {p}:1") for p in range(1, 8)]
+    pins = [None] * len(pool)
+    for stance in ("sufferer", "helper"):
+        lost = voices.broken_promises(stance, losses("our son was stillborn last week"))
+        top = [c.key for c in stage(pool, stance, voices, lost, pins)[:5]]
+        assert pool[0].key not in top and pool[1].key not in top and pool[2].key in top
+        kept = voices.broken_promises(stance, losses("I'm anxious about my exams"))
+        assert [c.key for c in stage(pool, stance, voices, kept, pins)[:2]] == [pool[0].key, pool[1].key]
+    assert voices.broken_promises("seeker", ["child"]) == [] and voices.broken_promises("doer", ["death"]) == []
+    held = stage(pool, "sufferer", voices, voices.broken_promises("sufferer", ["child"]), pins)
+    assert sorted(c.key for c in held) == sorted(c.key for c in pool)
 
 
 def test_a_sufferer_is_shown_its_first_orders_only_and_the_others_move_down_behind_the_rest():

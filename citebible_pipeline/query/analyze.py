@@ -25,6 +25,7 @@ from citebible_pipeline.bible.references import (
     parse_reference,
 )
 from citebible_pipeline.query.models import MAX_QUERY_CHARS, Analysis, QueryValidationError
+from citebible_pipeline.query.promises import losses
 from citebible_pipeline.query.screening import ABUSE, CRISIS_PHRASES, CRISIS_WORDS, DISCLOSED, NO_WISH_TO_LIVE, SELF_HARM
 from citebible_pipeline.query.text import FIRST_PERSON, WORD
 from citebible_pipeline.query.tuning import TUNING
@@ -207,7 +208,7 @@ def analyze(text: str) -> Analysis:
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
                     first_person=first, stance=stance, crisis=crisis, abuse=abuse, complains=complains,
-                    testament=testament_hint(text), references=refs)
+                    losses=losses(text), testament=testament_hint(text), references=refs)
 
 
 def one_more_distress(analysis: Analysis) -> Analysis:

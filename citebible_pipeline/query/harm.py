@@ -4,20 +4,23 @@ the warnings to the guilty), so a passage that matches the topic can still wound
 violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim; "come
 to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
 everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
-wounded a judged reader sentence near it (themes/judged_wounds.csv), and on pastoral intent one reached only through
-the sentence's surface words that fits no routed need (its blind or flood in another sense). Held back is moved below
-every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the
-verse nearest the sentence, and shows first the nearest verse near it that does not wound or order (Voices.pin_for)."""
+wounded a judged reader sentence near it (themes/judged_wounds.csv), to a sufferer or a helper one promising what the
+sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death), and on pastoral
+intent one reached only through the sentence's surface words that fits no routed need (its blind or flood in another
+sense). Held back is moved below every other candidate, in order, never removed; a passage over
+gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the nearest verse
+near it that does not wound or order (Voices.pin_for)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from citebible_pipeline.gold.metrics import shown
 from citebible_pipeline.query.fuse import Candidate
+from citebible_pipeline.query.promises import contradicted
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
@@ -34,6 +37,7 @@ class Voices:
     harsh: np.ndarray  # bool
     grave: np.ndarray  # bool
     directive: np.ndarray | None = None  # bool: an order (voice.model.DIRECTIVE), by the hand label else the voice
+    promises: dict[str, np.ndarray] = field(default_factory=dict)  # promise kind -> bool per verse (query.promises)
 
     def _within(self, flags: np.ndarray, start: int, end: int) -> np.ndarray:
         return flags[np.searchsorted(self.ids, start):np.searchsorted(self.ids, end, side="right")]
@@ -57,6 +61,15 @@ class Voices:
             good = int(np.argmax(fit))
             return good if fit[good] >= sims[best] - margin else best
         return choose
+
+    def broken_promises(self, stance: str, lost: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The verses promising a sufferer or a helper what the sentence says was lost (query.promises), as avoided spans:
+        no blessing the reader's life has just contradicted."""
+        kinds = contradicted(lost) & self.promises.keys() if stance in ("sufferer", "helper") else set()
+        if not kinds:
+            return []
+        hit = self.ids[np.logical_or.reduce([self.promises[k] for k in sorted(kinds)])]
+        return [(hit, hit)]
 
     def orders(self, start: int, end: int, pin: int | None) -> bool:
         """What the reader reads of the passage (gold.metrics.shown) is an order: half its verses are."""

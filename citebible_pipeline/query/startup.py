@@ -24,6 +24,7 @@ from citebible_pipeline.query.harm import LIKELY, Voices
 from citebible_pipeline.voice.model import DIRECTIVE, GRAVE, HARSH
 from citebible_pipeline.query.labels import EMPTY, LabelIndex, build_index
 from citebible_pipeline.query.models import EngineNotReady
+from citebible_pipeline.query.promises import promised
 from citebible_pipeline.query.retrieve import common_lexemes
 from citebible_pipeline.query.route import SplitKeys, ThemeIndex, specificity
 
@@ -148,18 +149,19 @@ def _situations(conn, space_id: int) -> dict:
 
 
 def load_voices(conn) -> Voices:
-    """Whether each verse wounds a sufferer or a doer (harm.Voices); none (with a warning) before passage_voice is
-    materialized: the harm stage then reads the needs' avoid lists alone."""
+    """Whether each verse wounds a sufferer or a doer (harm.Voices) and what its WEB text promises (query.promises);
+    none (with a warning) before passage_voice is materialized: the harm stage then reads the needs' avoid lists alone."""
     rows = conn.execute(
-        "SELECT id, CASE WHEN hand IS NULL THEN harsh >= %(p)s ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
+        "SELECT p.id, CASE WHEN hand IS NULL THEN harsh >= %(p)s ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
         " CASE WHEN hand IS NULL THEN grave >= %(p)s ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END,"
-        " coalesce(hand, voice) = ANY(%(d)s)"
-        " FROM passage_voice ORDER BY id", {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE), "d": list(DIRECTIVE)}).fetchall() \
+        " coalesce(hand, voice) = ANY(%(d)s), v.text"
+        " FROM passage_voice p LEFT JOIN verses v ON v.id = p.id AND v.translation = %(t)s ORDER BY p.id",
+        {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE), "d": list(DIRECTIVE), "t": DEFAULT_TRANSLATION}).fetchall() \
         if conn.execute("SELECT to_regclass('passage_voice')").fetchone()[0] else []
     if not rows:
         log.warning("no passage voices: materialize passage_voice (the harm stage reads only the avoid lists until then)")
     return Voices(np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], bool),
-                  np.array([r[2] for r in rows], bool), np.array([r[3] for r in rows], bool))
+                  np.array([r[2] for r in rows], bool), np.array([r[3] for r in rows], bool), promised([r[4] for r in rows]))
 
 
 def load_labels(conn, space_id: int | None = None) -> LabelIndex:
