@@ -9,7 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.db import connect
+from citebible_pipeline.gold.metrics import LONG_PASSAGE
 from citebible_pipeline.query import Engine, QueryValidationError, SearchResponse
 from citebible_pipeline.query.variant import Variant
 from citebible_pipeline.query.rewrite import LLMConfig
@@ -466,3 +468,23 @@ def test_a_reader_who_confesses_a_wrong_is_routed_as_its_doer_not_as_the_one_wro
     assert any(serves(c, guilt) for c in ranked.candidates[:20])  # the guilt row brings its passages in
     assert any(serves(c, guilt) for c in ranked.candidates[:5])  # and its best holds a top slot
     assert analyze("My wife cheated on me and she lied about it").stance != "doer"
+
+
+def test_a_promise_the_readers_loss_contradicts_is_held_below_the_answer_and_a_seeker_still_finds_it(engine):
+    """query/promises.py on the built tables: a bereaved parent's and an abandoned spouse's top 5 holds no passage (of
+    20 verses or fewer: a longer one is read by its pin) with a verse promising what they lost (on the full build, without
+    the rule, Psalm 34:18-20 "not one of them is broken" and Genesis 2:24 were in them); a study question on marriage
+    still gets the marriage ideal."""
+    voices = engine.serving.data.voices
+    assert all(int(flags.sum()) > 5 for flags in voices.promises.values())
+
+    def promises(c, kinds) -> bool:
+        lo, hi = np.searchsorted(voices.ids, c.start), np.searchsorted(voices.ids, c.end, side="right")
+        return any(bool(voices.promises[k][lo:hi].any()) for k in kinds)
+
+    for text, kinds in (("our son died in a car crash", ("healing",)),
+                        ("My wife walked out on me after twenty years", ("family",))):
+        ranked = engine.rank(text)
+        assert ranked.analysis.stance == "sufferer" and ranked.analysis.losses, text
+        assert not any(promises(c, kinds) for c in ranked.candidates[:5] if span_verses(c.start, c.end) <= LONG_PASSAGE), text
+    assert any(promises(c, ("family",)) for c in engine.rank("What does the Bible say about marriage?").candidates[:5])
