@@ -105,9 +105,23 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("we're down to our last twenty dollars and the rent is due", "sufferer"),  # a contraction is still the first person
     ("gambled away the rent money again, cannot face her", "sufferer"),  # a diary's dropped subject
     ("Blessed are the poor in spirit", "seeker"),  # a copula after the verb: no dropped subject
+    ("drank the whole bottle again last night", "sufferer"),  # an irregular past tense drops its subject too
+    ("got fired today and the mortgage is due", "sufferer"),
+    ("feeling so alone since the move", "sufferer"),  # a diary's present participle
+    ("saved by grace through faith", "seeker"),  # a participle with no object and no diary opening
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance
+
+
+def test_a_wish_not_to_live_is_read_without_an_i_where_its_subject_is_dropped():
+    """The instruments' phrases of a life at risk are a living reader's, said in a diary's words with no "I"; a study
+    question naming one ("what does the Bible say about...") or a sentence naming who said it is not."""
+    for text in ("no reason to keep living since she left", "tired of living. so tired", "pills saved up, just in case"):
+        read = analyze(validate(text))
+        assert read.crisis and read.stance == "sufferer", text
+    assert not analyze(validate("What does the Bible say about being tired of living?")).crisis
+    assert analyze(validate("wrote a goodbye letter to my kids last night")).crisis  # the C-SSRS's preparatory act
 
 
 SCREENING = Path(__file__).parent / "data" / "screening_sentences.csv"

@@ -92,11 +92,21 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # Who is speaking (Analysis.stance, issue 63), from the general shapes of questions, never a query set: the helper asks
 # how to help or what to say to someone; the seeker what the Bible says or whether a thing is a sin (unless a
 # first-person sentence also states a need); the doer did the wrong; any other first-person, pastoral, crisis or abuse
-# sentence is the sufferer's. A diary's dropped subject ("lost the baby at nine weeks", "been thinking about it") is the
-# first person. A helper's question may be asked with no "I" ("how to support a friend after an attempt").
+# sentence is the sufferer's. A diary's dropped subject is the first person: a past tense and its object ("lost the baby
+# at nine weeks", the common irregular verbs too: "drank the whole bottle"; not the verbs that report another's story,
+# saw and heard), "got" and a participle ("got fired"), "been thinking about it", and the openings a diary uses and a
+# topic does not ("feeling so alone", "thinking about", "going through", "struggling with", "doing 15 years"). A helper's
+# question may be asked with no "I" ("how to support a friend after an attempt"). The instruments' phrases of a life at
+# risk (screening.CRISIS_PHRASES, NO_WISH_TO_LIVE) read as crisis with no "I" where they open their clause, their subject
+# dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore").
+_FILLER = frozenset({"just", "honestly", "so", "really", "still", "and", "but", "been", "tbh", "lately"})
 DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:(?:[a-z]{3,}ed|lost|got|had|left|broke|"
-                             r"fell|found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes)\b"
+                             r"fell|found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes|"
+                             r"wrote|stole|drank|ate|said|thought|bought|brought|caught|fought|sent|paid|put|"
+                             r"hurt|came|began|drove|froze|chose|spoke|woke|threw|knew|forgot|hid|slept|met|held|sat|won|"
+                             r"shot|did|bet)\b"
                              r" (?:(?:the|a|an|my|our|his|her|their|its|all|everything|it|him|them|away|again|up|out)\b|\$?\d)"
+                             r"|got [a-z]{3,}ed\b|(?:doing|serving) \d|(?:feeling|thinking about|going through|struggling with)\b"
                              r"|been (?:thinking|feeling|trying|struggling|cutting|drinking|using|crying|praying)\b)")
 HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:best |even |possibly |really )?(?:help|"
                     r"comfort|support|encourage|care for|be there for|reach|talk to|speak to|minister to|pray for|love|"
@@ -162,7 +172,8 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
         rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
     helper = HELPER.search(low) is not None
     # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
-    crisis = (first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
+    crisis = ((first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
+              ) or _unsaid_subject(low)
     if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
         stance = "doer"
     elif helper:
@@ -173,6 +184,16 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     else:
         stance = "sufferer"
     return score, first, crisis, abuse, stance, COMPLAINT.search(low) is not None
+
+
+def _unsaid_subject(low: str) -> bool:
+    """A phrase of a life at risk that opens its clause, its subject dropped as a diary drops it ("no reason to keep
+    living since she left", "tired of existing"): the writer's own. "Jonah did not want to live anymore" names who."""
+    for pattern in (CRISIS_PHRASES, NO_WISH_TO_LIVE):
+        for m in pattern.finditer(low):
+            if set(re.split(r"[.!?,;:]", low[:m.start()])[-1].split()) <= _FILLER:
+                return True
+    return False
 
 
 def _names_abuse(low: str, words: set[str]) -> bool:

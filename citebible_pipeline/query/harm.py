@@ -25,6 +25,7 @@ from citebible_pipeline.query.promises import contradicted
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
 TOP = 5  # the answer the issue judges: its top 5
+HURT = ("sufferer", "helper")  # the readers held to the whole rule: what wounds the one it happened to, orders, promises
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class Voices:
         """(a passage's verse ids, their cosines to the query) -> the verse it shows this reader first (PoolTables.pins):
         the nearest, or the nearest that neither wounds (`wounding`) nor, to a sufferer or a helper, orders, when that
         one is within `margin` of it: what the passage is judged by stays the nearest verse (`stage`'s pins)."""
-        orders = self.directive if self.directive is not None and stance in ("sufferer", "helper") else False
+        orders = self.directive if self.directive is not None and stance in HURT else False
         flags = (self.grave if stance == "doer" else self.harsh) | orders
 
         def choose(ids: np.ndarray, sims: np.ndarray) -> int:
@@ -65,7 +66,7 @@ class Voices:
     def broken_promises(self, stance: str, lost: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses promising a sufferer or a helper what the sentence says was lost (query.promises), as avoided spans:
         no blessing the reader's life has just contradicted."""
-        kinds = contradicted(lost) & self.promises.keys() if stance in ("sufferer", "helper") else set()
+        kinds = contradicted(lost) & self.promises.keys() if stance in HURT else set()
         if not kinds:
             return []
         hit = self.ids[np.logical_or.reduce([self.promises[k] for k in sorted(kinds)])]
@@ -121,7 +122,7 @@ def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[t
     flags = [wounds(c, stance, voices, avoid, pin) or bool(off and off[i]) for i, (c, pin) in enumerate(zip(cands, pins))]
     kept = [(c, pin) for c, pin, f in zip(cands, pins, flags) if not f]
     held = [c for c, f in zip(cands, flags) if f]
-    if cap is None or stance not in ("sufferer", "helper"):
+    if cap is None or stance not in HURT:
         return [c for c, _ in kept] + held
     top: list[Candidate] = []
     waiting: list[Candidate] = []

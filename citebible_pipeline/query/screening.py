@@ -48,8 +48,8 @@ NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|d
 # someone of theirs):
 # - the C-SSRS screener: its first item's wish "to go to sleep and not wake up" (asked of, or prayed for: "take me in
 #   my sleep"); its behaviour item's examples ("collected pills, obtained a gun, gave away valuables, wrote a will or
-#   suicide note"), with looking up how many pills, goodbyes said and affairs put in order; self-injury (cutting,
-#   burning oneself);
+#   suicide note": a suicide or goodbye note, not a will, which is ordinary), with looking up how many pills,
+#   goodbyes said and affairs put in order; self-injury (cutting, burning oneself);
 # - the ASQ's "have you ever tried to kill yourself" (an attempt, an overdose tried);
 # - the AFSP's warning signs: talking about being a burden, having no reason to live, being in unbearable pain, and
 #   the everyday ways of saying so ("I don't want to be here anymore", "tired of existing", "end it all", "thinking
@@ -61,7 +61,7 @@ CRISIS_PHRASES = re.compile(
     r"hoarded)|how many (?:\w+ )?pills (?:it would take|to take|would)|(?:gave|giving|give) away (?:my|his|her|their) "
     r"(?:things|stuff|belongings|valuables)|said (?:all )?(?:my|his|her|their) goodbyes|put (?:everything|my affairs|"
     r"my things) in order|(?:don't|dont|do not) trust (?:myself|himself|herself) with (?:it|the gun|a gun|the pills)|"
-    r"(?:eat|eating|ate) (?:his|my|her|their) gun"
+    r"(?:eat|eating|ate) (?:his|my|her|their) gun|(?:suicide|goodbye) (?:note|letter)s?\b"
     r"|self[- ]?harm\w*|cut(?:s|ting)? (?:myself|herself|himself|themselves|themself)|(?:been|is|was|she's|shes|he's|"
     r"hes|started|keeps?|i'm|im) cutting(?= again\b| and\b|\s*[.,;!?]|\s*$)|burn(?:s|ed|ing)? (?:myself|herself|himself|"
     r"my skin|her skin|his skin)"
