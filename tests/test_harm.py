@@ -109,6 +109,8 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("got fired today and the mortgage is due", "sufferer"),
     ("feeling so alone since the move", "sufferer"),  # a diary's present participle
     ("saved by grace through faith", "seeker"),  # a participle with no object and no diary opening
+    ("stole the rent money from my roommate and she doesn't know", "doer"),  # the dropped subject confesses as "I"
+    ("had an affair last year and my wife just found out", "doer"),
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

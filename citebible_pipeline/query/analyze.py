@@ -95,9 +95,10 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # sentence is the sufferer's. A diary's dropped subject is the first person: a past tense and its object ("lost the baby
 # at nine weeks", the common irregular verbs too: "drank the whole bottle"; not the verbs that report another's story,
 # saw and heard), "got" and a participle ("got fired"), "been thinking about it", and the openings a diary uses and a
-# topic does not ("feeling so alone", "thinking about", "going through", "struggling with", "doing 15 years"). A helper's
-# question may be asked with no "I" ("how to support a friend after an attempt"). The instruments' phrases of a life at
-# risk (screening.CRISIS_PHRASES, NO_WISH_TO_LIVE) read as crisis with no "I" where they open their clause, their subject
+# topic does not ("feeling so alone", "thinking about", "going through", "struggling with", "doing 15 years"), and it
+# confesses as "I" would ("stole the rent money", "had an affair" are the doer's). A helper's question may be asked
+# with no "I" ("how to support a friend after an attempt"). The instruments' phrases of a life at risk
+# (screening.CRISIS_PHRASES, NO_WISH_TO_LIVE) read as crisis with no "I" where they open their clause, their subject
 # dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore").
 _FILLER = frozenset({"just", "honestly", "so", "really", "still", "and", "but", "been", "tbh", "lately"})
 DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:(?:[a-z]{3,}ed|lost|got|had|left|broke|"
@@ -159,9 +160,11 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     names abuse, who is speaking and whether its anger is at God (one reading of its words for all six)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
-    first = bool(words & FIRST_PERSON) or DROPPED_SUBJECT.match(low) is not None
+    dropped = DROPPED_SUBJECT.match(low) is not None
+    first = bool(words & FIRST_PERSON) or dropped
     at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
-    confession = CONFESSION.search(low)
+    said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
+    confession = CONFESSION.search(said)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + at_risk + (DISCLOSED.search(low) is not None)
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
@@ -169,7 +172,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     abuse = first and _names_abuse(low, words)
     # the reader's own act ("I abused my wife") discloses no abuse done to them when the rest of the sentence names none
     by_reader = abuse and confession is not None and not _names_abuse(
-        rest := f"{low[:confession.start()]} {low[confession.end():]}", set(WORD.findall(rest)))
+        rest := f"{said[:confession.start()]} {said[confession.end():]}", set(WORD.findall(rest)))
     helper = HELPER.search(low) is not None
     # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
     crisis = ((first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
