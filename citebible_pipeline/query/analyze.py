@@ -176,7 +176,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     helper = HELPER.search(low) is not None
     # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
     crisis = ((first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
-              ) or _unsaid_subject(low)
+              ) or (at_risk and _unsaid_subject(low))
     if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
         stance = "doer"
     elif helper:

@@ -43,15 +43,19 @@ class Voices:
     def _within(self, flags: np.ndarray, start: int, end: int) -> np.ndarray:
         return flags[np.searchsorted(self.ids, start):np.searchsorted(self.ids, end, side="right")]
 
+    def _wounds(self, stance: str) -> np.ndarray:
+        """Per verse, whether it wounds this reader: a doer is spared the grave functions, anyone else the harsh."""
+        return self.grave if stance == "doer" else self.harsh
+
     def wounding(self, stance: str, start: int, end: int) -> np.ndarray:
-        return self._within(self.grave if stance == "doer" else self.harsh, start, end)
+        return self._within(self._wounds(stance), start, end)
 
     def pin_for(self, stance: str, margin: float) -> Callable[[np.ndarray, np.ndarray], int]:
         """(a passage's verse ids, their cosines to the query) -> the verse it shows this reader first (PoolTables.pins):
         the nearest, or the nearest that neither wounds (`wounding`) nor, to a sufferer or a helper, orders, when that
         one is within `margin` of it: what the passage is judged by stays the nearest verse (`stage`'s pins)."""
         orders = self.directive if self.directive is not None and stance in HURT else False
-        flags = (self.grave if stance == "doer" else self.harsh) | orders
+        flags = self._wounds(stance) | orders
 
         def choose(ids: np.ndarray, sims: np.ndarray) -> int:
             best = int(np.argmax(sims))
