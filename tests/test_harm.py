@@ -122,6 +122,8 @@ def test_a_wish_not_to_live_is_read_without_an_i_where_its_subject_is_dropped():
     for text in ("no reason to keep living since she left", "tired of living. so tired", "pills saved up, just in case"):
         read = analyze(validate(text))
         assert read.crisis and read.stance == "sufferer", text
+    # the phrase is the writer's own, so the sentence states a need in the first person: it is pastoral
+    assert analyze(validate("dont want to wake up tomorrow")).pastoral
     assert not analyze(validate("What does the Bible say about being tired of living?")).crisis
     assert analyze(validate("wrote a goodbye letter to my kids last night")).crisis  # the C-SSRS's preparatory act
 
@@ -182,6 +184,19 @@ def test_what_the_reader_has_lost_is_read_from_the_sentence(text, lost):
     assert losses(text) == lost and analyze(validate(text)).losses == lost
 
 
+@pytest.mark.parametrize("text, lost", [
+    ("my husband hits me when he drinks", ["partner"]),
+    ("my ex-boyfriend forced me even after i said no", ["partner"]),
+    ("my wife walked out and now she threatens to take the kids", ["abandoned", "partner"]),
+    ("my stepdad hits me when he drinks", []),  # abuse, but not by a partner: the marriage ideal is not what it breaks
+    ("my husband is wonderful but I'm scared of the surgery", []),  # a partner, no abuse
+])
+def test_a_partner_who_hurts_the_reader_breaks_the_marriage_ideal(text, lost):
+    """A disclosure of abuse naming a partner reads the "partner" loss, which the marriage ideal contradicts."""
+    assert analyze(validate(text)).losses == lost
+    assert contradicted(["partner"]) == {"family"}
+
+
 def test_a_verse_promising_what_was_lost_is_told_from_comfort_in_the_same_words():
     """The WEB's own wording: children as a reward, healing of the body and long life, the marriage ideal are promises;
     healing of the broken-hearted, a weapon's quiver and a narrative are not."""
@@ -198,6 +213,28 @@ def test_a_verse_promising_what_was_lost_is_told_from_comfort_in_the_same_words(
     assert got["family"].tolist() == [False, False, False, True] + [False] * 4
     assert contradicted(["child"]) == {"children", "healing"} and contradicted(["abandoned"]) == {"family"}
     assert contradicted([]) == set()
+
+
+def test_a_verse_that_damns_is_read_by_its_words_and_leaves_the_top_5_for_everyone_but_a_seeker():
+    """The WEB's wording of the unforgivable sin and "the soul who sins shall die" damns; the forgiveness beside it and a
+    warning that holds out a way back do not. A doer, a sufferer and a helper are not shown it first; a seeker is."""
+    texts = ["but whoever may blaspheme against the Holy Spirit never has forgiveness, but is subject to eternal "
+             "condemnation.",  # Mark 3:29
+             "The soul who sins, he shall die.",  # Ezekiel 18:20, shortened
+             "So, because you are lukewarm, and neither hot nor cold, I will vomit you out of my mouth.",  # Revelation 3:16
+             "Don’t be deceived. Neither the sexually immoral ... will inherit God’s Kingdom.",  # 1 Corinthians 6:9-10
+             "If we confess our sins, he is faithful and righteous to forgive us the sins",  # 1 John 1:9
+             "Therefore I tell you, every sin and blasphemy will be forgiven men",  # Matthew 12:31's first half
+             "Repent therefore, and turn again, that your sins may be blotted out"]  # Acts 3:19: sins, not the sinner
+    assert promised(texts)["damnation"].tolist() == [True] * 3 + [False] * 4
+    refs = ("Mark 3:29", "Psalm 34:18")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"damnation": ids == parse_reference("Mark 3:29").start_id})
+    pool = [_cand("Mark 3:29")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
+    for stance in ("sufferer", "helper", "doer"):
+        top = [c.key for c in stage(pool, stance, voices, voices.damning(stance), [None] * len(pool))[:5]]
+        assert pool[0].key not in top
+    assert voices.damning("seeker") == [] and Voices(ids, ids < 0, ids < 0).damning("doer") == []
 
 
 def test_a_promise_the_readers_loss_contradicts_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
@@ -285,6 +322,29 @@ def test_a_candidate_reached_only_by_the_surface_words_must_fit_the_routed_need(
     assert off_need(surface, far, need, 0.3) and not off_need(surface, near, need, 0.3)
     assert not off_need(routed, far, need, 0.3)  # a rewrite reached it: the need vouches for it
     assert not off_need(surface, far, np.zeros((0, 2), np.float32), 0.3)  # no need routed: nothing to fit
+
+
+def test_a_topic_the_sentence_names_is_its_surface_and_no_need_to_fit():
+    """"dont want to wake up tomorrow" routes to the despair need and to the topics "wake up" and "waking up": those
+    topics are the reader's own word (their hits are surface, their rewrites no need a surface candidate can fit), the
+    need is not; a topic the sentence does not name ("sleep") stays a theme."""
+    from citebible_pipeline.query.display import terms
+    from citebible_pipeline.query.harm import named_topics, surface
+    from citebible_pipeline.query.models import Rewrite
+
+    stems = terms(["dont want to wake up tomorrow"])
+    rewrites = [(Rewrite(text="t", source=src, weight=1.0, theme=name), i) for i, (src, name) in enumerate(
+        [("pastoral:despair", "depression and hopelessness"), ("topic:wake up", "wake up"),
+         ("topic:waking up", "waking up"), ("topic:sleep", "sleep")])]
+    assert named_topics(stems, [(rw.source, rw.theme) for rw, _ in rewrites]) == {"topic:wake up", "topic:waking up"}
+    vectors = [np.array([1.0, 0.0], np.float32), np.array([0.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32),
+               np.array([0.6, 0.8], np.float32)]
+    named, fit = surface(stems, rewrites, vectors)
+    assert fit.tolist() == [[1.0, 0.0], [0.6000000238418579, 0.800000011920929]]
+    psalm = Candidate(19057008, 19057008, "verse", hits=[("original", "dense", "verse", 1), ("topic:wake up", "dense", "verse", 1)])
+    assert off_need(psalm, np.array([0.0, 1.0], np.float32), fit, 0.9, named)  # near only the named topic's rewrite
+    assert not off_need(psalm, np.array([0.0, 1.0], np.float32), fit, 0.9)  # a topic not named is a theme it reached
+    assert surface(stems, rewrites[:1], vectors[:1])[0] == set()
 
 
 def test_the_needs_nearest_the_sentence_are_named_whether_or_not_routing_chose_them():

@@ -113,6 +113,7 @@ def test_no_other_family_prefix_hides_a_distress_or_plea_word():
     # the C-SSRS's wish "to go to sleep and not wake up", its methods and self-injury, the ASQ's attempt, the AFSP's
     # warning signs in everyday words; a helper asking about someone else with no "I"
     ("i just want to go to sleep and never wake up", True), ("my son keeps talking about hanging himself", True),
+    ("some days I just dont want to wake up", True), ("I don't want to wake up the baby", False),
     ("my coworker is cutting, any advice for supporting her", True), ("I don't want to be here anymore", True),
     ("how to support a friend after a suicide attempt", True), ("she's cutting carbs this month", False),
     ("this homework is killing me", False), ("how to support a friend after a divorce", False),

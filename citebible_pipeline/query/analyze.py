@@ -161,8 +161,9 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     dropped = DROPPED_SUBJECT.match(low) is not None
-    first = bool(words & FIRST_PERSON) or dropped
     at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
+    unsaid = at_risk and _unsaid_subject(low)  # a phrase of a life at risk with its subject dropped: the writer's own
+    first = bool(words & FIRST_PERSON) or dropped or unsaid
     said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
     confession = CONFESSION.search(said)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + at_risk + (DISCLOSED.search(low) is not None)
@@ -175,8 +176,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
         rest := f"{said[:confession.start()]} {said[confession.end():]}", set(WORD.findall(rest)))
     helper = HELPER.search(low) is not None
     # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
-    crisis = ((first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
-              ) or (at_risk and _unsaid_subject(low))
+    crisis = (first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
     if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
         stance = "doer"
     elif helper:
@@ -232,7 +232,7 @@ def analyze(text: str) -> Analysis:
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
                     first_person=first, stance=stance, crisis=crisis, abuse=abuse, complains=complains,
-                    losses=losses(text), testament=testament_hint(text), references=refs)
+                    losses=losses(text, abuse), testament=testament_hint(text), references=refs)
 
 
 def one_more_distress(analysis: Analysis) -> Analysis:

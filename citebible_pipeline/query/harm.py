@@ -5,11 +5,12 @@ violence, rebuke and law, and no more than a few orders (an order to confess, re
 to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
 everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
 wounded a judged reader sentence near it (themes/judged_wounds.csv), to a sufferer or a helper one promising what the
-sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death), and on pastoral
-intent one reached only through the sentence's surface words that fits no routed need (its blind or flood in another
-sense). Held back is moved below every other candidate, in order, never removed; a passage over
-gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the nearest verse
-near it that does not wound or order (Voices.pin_for)."""
+sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death), to anyone but a
+seeker one that damns (the unforgivable sin, "the soul who sins shall die"), and on pastoral intent one reached only
+through the sentence's surface words (its own lists, and the topics its words name) that fits no other routed theme
+(its blind or flood in another sense). Held back is moved below every other candidate, in order, never removed; a
+passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the
+nearest verse near it that does not wound or order (Voices.pin_for)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from citebible_pipeline.gold.metrics import shown
+from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.promises import contradicted
+from citebible_pipeline.query.promises import DAMNATION, contradicted
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
@@ -76,6 +78,14 @@ class Voices:
         hit = self.ids[np.logical_or.reduce([self.promises[k] for k in sorted(kinds)])]
         return [(hit, hit)]
 
+    def damning(self, stance: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The verses that damn (query.promises), as avoided spans for every reader but a seeker: no condemnation to the
+        fragile, and the way back, not damnation, to one who confesses."""
+        if stance == "seeker" or DAMNATION not in self.promises:
+            return []
+        hit = self.ids[self.promises[DAMNATION]]
+        return [(hit, hit)]
+
     def orders(self, start: int, end: int, pin: int | None) -> bool:
         """What the reader reads of the passage (gold.metrics.shown) is an order: half its verses are."""
         span = shown(start, end, pin)
@@ -106,10 +116,33 @@ def near_situations(vectors: np.ndarray | None, q: np.ndarray, k: int, floor: fl
     return [int(i) for i in np.argsort(-sims)[:k] if sims[i] >= floor]
 
 
-def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float) -> bool:
-    """Reached only through the original sentence's own dense or full-text lists, and nearer no routed need's rewrite
-    than `floor` (cosine)."""
-    surface = bool(c.hits) and all(h[0] == "original" and h[1] in SURFACE for h in c.hits)
+def named_topics(stems: set[str], sources: Sequence[tuple[str, str | None]]) -> set[str]:
+    """The routed topic themes (source, name) named by the sentence's own words (`stems`: display.terms; one stem a
+    prefix of the other, as "waking" and "wake"): a topic reached because the reader wrote its word ("wake up" for
+    "dont want to wake up") is the sentence's surface, not its need."""
+    def said(word: str) -> bool:
+        return any(w == word or (min(len(w), len(word)) >= 3 and (w.startswith(word) or word.startswith(w))) for w in stems)
+
+    named = set()
+    for source, name in sources:
+        words = terms([name or ""])
+        if source.startswith("topic:") and words and all(said(w) for w in words):
+            named.add(source)
+    return named
+
+
+def surface(stems: set[str], variants: Sequence[tuple], vectors: Sequence[np.ndarray]) -> tuple[set[str], np.ndarray | None]:
+    """The routed topics the sentence's words name (`named_topics`; `variants`: the rewrites, (Rewrite, theme row)) and
+    the other routed themes' rewrite vectors, which a candidate reached only through the surface must fit (None: none)."""
+    named = named_topics(stems, [(rw.source, rw.theme) for rw, _ in variants])
+    fit = [v for (rw, _), v in zip(variants, vectors) if rw.source not in named]
+    return named, (np.asarray(fit, np.float32) if fit else None)
+
+
+def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float, named: set[str] = frozenset()) -> bool:
+    """Reached only through the sentence's surface (the original's own dense or full-text lists, and the topics its
+    words name: `named_topics`), and nearer no other routed theme's rewrite than `floor` (cosine)."""
+    surface = bool(c.hits) and all((h[0] == "original" and h[1] in SURFACE) or h[0] in named for h in c.hits)
     return surface and len(needs) > 0 and float((needs @ vector).max()) < floor
 
 

@@ -44,7 +44,7 @@ class Analysis(BaseModel):
     crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/care.py)
     abuse: bool = False  # abuse by someone close named in the first person (query/care.py; by the doer: no help text)
     complains: bool = False  # the reader's anger is at God ("I'm angry at God"): analyze.COMPLAINT, query/perspective.py
-    losses: list[str] = []  # what the sentence says was lost (query/promises.py: child, death, abandoned): no promise of it shown
+    losses: list[str] = []  # what the sentence says was lost (query/promises.py): no promise of it shown
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None

@@ -1,9 +1,12 @@
-"""No blessing that wounds (issue 63's principle, pure): a promise the reader's life has just contradicted wounds that
-reader, though it comforts another: children as a reward to the childless or the bereaved parent, healing after a
-death, a family's blessing to the abandoned. Both sides are read by their words: what the reader has lost, from the
-sentence (`losses`); what a verse promises, from its WEB text (`promised`). The lexicons were written from the
-principle, in general English and the WEB's wording, before measuring, and never from a query set; the harm stage
-holds back, for a sufferer or a helper, a passage holding a verse that promises what the reader lost (harm.Voices)."""
+"""No blessing that wounds and no damnation (issue 63's principles, pure): a promise the reader's life has just
+contradicted wounds that reader, though it comforts another: children as a reward to the childless or the bereaved
+parent, healing after a death, a family's blessing to the abandoned, and to a reader beaten by a partner (who has
+broken the marriage ideal as surely as one who left). Both sides are read by their words: what the reader has lost,
+from the sentence (`losses`); what a verse promises, from its WEB text (`promised`). A verse that damns (the
+unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the soul who
+sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not one who
+confesses. The lexicons were written from the principles, in general English and the WEB's wording, before
+measuring, and never from a query set; the harm stage holds such a passage back (harm.Voices)."""
 
 from __future__ import annotations
 
@@ -27,8 +30,11 @@ LOSSES: dict[str, re.Pattern[str]] = {
         r"\b(?:left me|left us|walked out|packed up|moved out|abandon\w*|divorc\w*|cheated|affair|separated|ex-?wife|"
         r"ex-?husband|widow\w*)\b"),
 }
+# who a disclosure of abuse names as the one who hurt the reader, when the marriage ideal is what the reader's life
+# contradicts (faith-based domestic-abuse guidance: the marriage texts keep a victim in place)
+PARTNER = re.compile(r"\b(?:husband|wife|boyfriend|girlfriend|partner|fianc[eé]e?|spouse|ex)\b")
 # what a verse promises, in the WEB's words (lower case: matched on lowered text, several times faster than re.I):
-# offspring as blessing, bodily healing and long life, the marriage ideal
+# offspring as blessing, bodily healing and long life, the marriage ideal; and what damns (DAMNATION, below)
 PROMISES: dict[str, re.Pattern[str]] = {
     "children": re.compile(
         r"fruit of the womb is|heritage of yahweh|quiver full|joyful mother of children|(?:will|shall) conceive|"
@@ -42,16 +48,31 @@ PROMISES: dict[str, re.Pattern[str]] = {
     "family": re.compile(
         r"leave his father and (?:his )?mother|one flesh|what (?:therefore )?god has joined|wife of your youth|"
         r"finds a wife|your wife will be|love your wives"),
+    # the unforgivable sin, spat out, better not born, no sacrifice left and no repentance possible, the sin leading to
+    # death, God destroying, "depart from me" and "I never knew you", the fire and the worm, outer darkness and
+    # gnashing of teeth, "the soul who sins shall die", no inheritance in the Kingdom, blotted out of the book of life
+    "damnation": re.compile(
+        r"blasphem\w* against the (?:holy )?spirit|never has forgiveness|guilty of an eternal sin|(?:will|shall) not be "
+        r"forgiven|vomit you out of my mouth|spit you out of my mouth|(?:better|good) for that man if he had not been born|"
+        r"impossible to renew them|no (?:longer|more) (?:remains )?a sacrifice for sins|fearful expectation of judgment|"
+        r"fearful thing to fall into the hands|sin (?:leading|that leads|unto) to death|god will destroy him|i never knew "
+        r"you|depart from me,? you (?:cursed|who work iniquity)|their worm (?:doesn[’']t|does not) die|(?:unquenchable|"
+        r"unquenched) fire|fire (?:that )?(?:will )?never be quenched|weeping and (?:the )?gnashing of teeth|outer "
+        r"darkness|the soul who sins,? he (?:shall|will) die|(?:will|shall) not inherit (?:the )?(?:god[’']s )?kingdom|"
+        r"blotted out of the book|not (?:found )?written in the book of life|lake of fire"),
 }
+DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.damning)
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
-                                            "abandoned": ("family",)}
+                                            "abandoned": ("family",), "partner": ("family",)}
 
 
-def losses(text: str) -> list[str]:
-    """What the sentence says the reader (or the one they love) has lost, in LOSSES' order."""
+def losses(text: str, abused: bool = False) -> list[str]:
+    """What the sentence says the reader (or the one they love) has lost, in LOSSES' order; "partner" last, when the
+    sentence discloses abuse (`abused`: Analysis.abuse) and names a partner."""
     low = text.lower().replace("\u2019", "'")
-    return [kind for kind, words in LOSSES.items() if words.search(low)]
+    lost = [kind for kind, words in LOSSES.items() if words.search(low)]
+    return lost + ["partner"] if abused and PARTNER.search(low) else lost
 
 
 def promised(texts: Sequence[str | None]) -> dict[str, np.ndarray]:

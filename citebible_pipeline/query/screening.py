@@ -47,9 +47,10 @@ NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|d
 # Crisis told in everyday words beyond CRISIS's verbs, each part from its source, in every person (the reader, or
 # someone of theirs):
 # - the C-SSRS screener: its first item's wish "to go to sleep and not wake up" (asked of, or prayed for: "take me in
-#   my sleep"); its behaviour item's examples ("collected pills, obtained a gun, gave away valuables, wrote a will or
-#   suicide note": a suicide or goodbye note, not a will, which is ordinary), with looking up how many pills,
-#   goodbyes said and affairs put in order; self-injury (cutting, burning oneself);
+#   my sleep"; said plainly: "don't want to wake up tomorrow", not "wake up the baby"); its behaviour item's examples
+#   ("collected pills, obtained a gun, gave away valuables, wrote a will or suicide note": a suicide or goodbye note,
+#   not a will, which is ordinary), with looking up how many pills, goodbyes said and affairs put in order;
+#   self-injury (cutting, burning oneself);
 # - the ASQ's "have you ever tried to kill yourself" (an attempt, an overdose tried);
 # - the AFSP's warning signs: talking about being a burden, having no reason to live, being in unbearable pain, and
 #   the everyday ways of saying so ("I don't want to be here anymore", "tired of existing", "end it all", "thinking
@@ -57,6 +58,8 @@ NO_WISH_TO_LIVE = re.compile(r"\b(?:no (?:wish|desire) to live|(?:don't|do not|d
 CRISIS_PHRASES = re.compile(
     r"\b(?:(?:go to sleep|fall asleep|sleep) and (?:not|never) wake up|never wake up again|(?:take|takes) me in my sleep|"
     r"(?:hope|wish|pray)\w* (?:i|he|she|they) (?:don't|dont|doesn't|doesnt|won't|wont|never|wouldn't|wouldnt) wake up"
+    r"|(?:don't|dont|do not|doesn't|doesnt|didn't|didnt|never) (?:want|wants|wanted|wanna) to wake up(?= tomorrow| again|"
+    r" anymore| any more| ever| in the morning|\s*[.,;:!?]|\s*$)"
     r"|(?:sav|stockpil|collect|hoard|stash)\w* (?:up )?(?:\w+ ){0,2}pills|pills (?:saved|stashed|stockpiled|collected|"
     r"hoarded)|how many (?:\w+ )?pills (?:it would take|to take|would)|(?:gave|giving|give) away (?:my|his|her|their) "
     r"(?:things|stuff|belongings|valuables)|said (?:all )?(?:my|his|her|their) goodbyes|put (?:everything|my affairs|"
