@@ -72,18 +72,19 @@ class Voices:
     def broken_promises(self, stance: str, lost: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses promising a sufferer or a helper what the sentence says was lost (query.promises), as avoided spans:
         no blessing the reader's life has just contradicted."""
-        kinds = contradicted(lost) & self.promises.keys() if stance in HURT else set()
-        if not kinds:
-            return []
-        hit = self.ids[np.logical_or.reduce([self.promises[k] for k in sorted(kinds)])]
-        return [(hit, hit)]
+        return self._spans(contradicted(lost) if stance in HURT else set())
 
     def damning(self, stance: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses that damn (query.promises), as avoided spans for every reader but a seeker: no condemnation to the
         fragile, and the way back, not damnation, to one who confesses."""
-        if stance == "seeker" or DAMNATION not in self.promises:
+        return self._spans({DAMNATION} if stance != "seeker" else set())
+
+    def _spans(self, kinds: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The verses whose words make any of these kinds (of those read at start-up), as one avoided span list."""
+        read = sorted(kinds & self.promises.keys())
+        if not read:
             return []
-        hit = self.ids[self.promises[DAMNATION]]
+        hit = self.ids[np.logical_or.reduce([self.promises[k] for k in read])]
         return [(hit, hit)]
 
     def orders(self, start: int, end: int, pin: int | None) -> bool:
