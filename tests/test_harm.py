@@ -232,9 +232,54 @@ def test_a_verse_that_damns_is_read_by_its_words_and_leaves_the_top_5_for_everyo
     voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"damnation": ids == parse_reference("Mark 3:29").start_id})
     pool = [_cand("Mark 3:29")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
     for stance in ("sufferer", "helper", "doer"):
-        top = [c.key for c in stage(pool, stance, voices, voices.damning(stance), [None] * len(pool))[:5]]
+        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
         assert pool[0].key not in top
-    assert voices.damning("seeker") == [] and Voices(ids, ids < 0, ids < 0).damning("doer") == []
+    assert voices.condemning("seeker") == [] and Voices(ids, ids < 0, ids < 0).condemning("doer") == []
+
+
+def test_a_verse_that_rebukes_its_hearer_as_wicked_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
+    """The woe oracle said to someone and the hearer called fool, hypocrite or sluggard rebuke; "woe is me" (a lament) and
+    the woe to one alone with no friend to lift him (a call to companionship) do not. A sufferer and a helper are not
+    shown it first; a doer (spared only judgement and violence) and a seeker are."""
+    texts = ["Consider, you senseless among the people; you fools, when will you be wise?",  # Psalm 94:8
+             "Woe to you, scribes and Pharisees, hypocrites! For you devour widows’ houses",  # Matthew 23:14
+             "Go to the ant, you sluggard. Consider her ways, and be wise;",  # Proverbs 6:6
+             "Then I said, “Woe is me! For I am undone",  # Isaiah 6:5
+             "but woe to him who is alone when he falls, and doesn’t have another to lift him up.",  # Ecclesiastes 4:10
+             "Yahweh is near to those who have a broken heart"]  # Psalm 34:18
+    assert promised(texts)["rebuke"].tolist() == [True] * 3 + [False] * 3
+    refs = ("Psalm 94:8", "Psalm 34:18")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"rebuke": ids == parse_reference("Psalm 94:8").start_id})
+    pool = [_cand("Psalm 94:7-9")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
+    for stance, held in (("sufferer", True), ("helper", True), ("doer", False), ("seeker", False)):
+        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
+        assert (pool[0].key not in top) is held, stance
+
+
+def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
+    """The reader's literal blind or deaf is not answered with the word in another sense: the minds the god of this
+    world blinded, blind guides, ears dull of hearing. The healing of the blind and Jesus' welcome to them are no image
+    of sin; "blindsided" is no loss of sight. A sufferer and a helper who are going blind are not shown the image first;
+    a seeker is, and so is a reader whose sentence loses no sense."""
+    texts = ["in whom the god of this world has blinded the minds of the unbelieving",  # 2 Corinthians 4:4
+             "Leave them alone. They are blind guides of the blind. If the blind guide the blind, both will fall into a pit.",
+             "for this people’s heart has grown callous, their ears are dull of hearing",  # Matthew 13:15
+             "Then the eyes of the blind will be opened, and the ears of the deaf will be unstopped.",  # Isaiah 35:5
+             "As he passed by, he saw a man blind from birth.",  # John 9:1
+             "But when you make a feast, ask the poor, the maimed, the lame, or the blind;"]  # Luke 14:13
+    assert promised(texts)["unseeing"].tolist() == [True] * 3 + [False] * 3
+    assert losses("I'm going blind from glaucoma") == losses("my dad is losing his hearing") == ["senses"]
+    assert losses("blindsided by the layoff") == [] and contradicted(["senses"]) == {"unseeing"}
+    refs = ("2 Corinthians 4:4", "Isaiah 35:5")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool),
+                    promises={"unseeing": ids == parse_reference("2 Corinthians 4:4").start_id})
+    pool = [_cand("2 Corinthians 4:4")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Isaiah 35:5")]
+    for stance, lost, held in (("sufferer", ["senses"], True), ("helper", ["senses"], True), ("seeker", ["senses"], False),
+                               ("sufferer", [], False)):
+        top = [c.key for c in stage(pool, stance, voices, voices.broken_promises(stance, lost), [None] * len(pool))[:5]]
+        assert (pool[0].key not in top) is held, (stance, lost)
 
 
 def test_a_promise_the_readers_loss_contradicts_leaves_the_top_5_for_a_sufferer_and_a_helper_only():

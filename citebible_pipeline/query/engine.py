@@ -243,9 +243,9 @@ class Engine:
         needs = ({x.theme for x in r.needs_routed} | set(nearest_needs(themes, r.route_rows, TUNING.avoid_near, r.left_out))
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         near = harm.near_situations(themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)
-        lost = data.voices.broken_promises(r.analysis.stance, r.analysis.losses) + data.voices.damning(r.analysis.stance)
+        lost = data.voices.broken_promises(r.analysis.stance, r.analysis.losses) + data.voices.condemning(r.analysis.stance)
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in near] + lost
-        named, fit = harm.surface(disp.terms([r.text]), r.variants[1:], r.vectors[1:]) if r.analysis.pastoral else (set(), None)
+        named, fit = harm.surface(disp.terms([r.text]), r.variants[1:], r.vectors[1:])
         off = None if fit is None else [harm.off_need(c, v, fit, TUNING.need_fit, named) for c, v in zip(cands, candidate_vectors(tables, cands))]
         show = data.voices.pin_for(r.analysis.stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
         pins, shown = zip(*(tables.pins(r.q, c.start, c.end, show) for c in cands))

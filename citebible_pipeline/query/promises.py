@@ -1,12 +1,15 @@
 """No blessing that wounds and no damnation (issue 63's principles, pure): a promise the reader's life has just
 contradicted wounds that reader, though it comforts another: children as a reward to the childless or the bereaved
 parent, healing after a death, a family's blessing to the abandoned, and to a reader beaten by a partner (who has
-broken the marriage ideal as surely as one who left). Both sides are read by their words: what the reader has lost,
-from the sentence (`losses`); what a verse promises, from its WEB text (`promised`). A verse that damns (the
-unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the soul who
-sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not one who
-confesses. The lexicons were written from the principles, in general English and the WEB's wording, before
-measuring, and never from a query set; the harm stage holds such a passage back (harm.Voices)."""
+broken the marriage ideal as surely as one who left); to a reader losing sight or hearing, blindness and deafness as
+an image of sin, a curse or a defect (no mockery by a shared word). Both sides are read by their words: what the
+reader has lost, from the sentence (`losses`); what a verse promises, from its WEB text (`promised`). A verse that
+damns (the unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the
+soul who sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not
+one who confesses; a verse that rebukes its hearer as wicked (the woe oracle, "you fools", "you hypocrites") is the
+warning to the guilty, not for the one it happened to or the one who helps them. The lexicons were written from the
+principles, in general English and the WEB's wording, before measuring, and never from a query set; the harm stage
+holds such a passage back (harm.Voices)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ LOSSES: dict[str, re.Pattern[str]] = {
     "abandoned": re.compile(
         r"\b(?:left me|left us|walked out|packed up|moved out|abandon\w*|divorc\w*|cheated|affair|separated|ex-?wife|"
         r"ex-?husband|widow\w*)\b"),
+    "senses": re.compile(
+        r"\b(?:blind(?!sid)\w*|glaucoma|macular|cataracts?|retina\w*|(?:losing|lost) (?:my|his|her|their|our) (?:sight|vision|"
+        r"eyesight|hearing)|vision loss|deaf\w*|hearing loss|hard of hearing)\b"),
 }
 # who a disclosure of abuse names as the one who hurt the reader, when the marriage ideal is what the reader's life
 # contradicts (faith-based domestic-abuse guidance: the marriage texts keep a victim in place)
@@ -60,11 +66,32 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"unquenched) fire|fire (?:that )?(?:will )?never be quenched|weeping and (?:the )?gnashing of teeth|outer "
         r"darkness|the soul who sins,? he (?:shall|will) die|(?:will|shall) not inherit (?:the )?(?:god[’']s )?kingdom|"
         r"blotted out of the book|not (?:found )?written in the book of life|lake of fire"),
+    # the rebuke of the wicked and the warning to the guilty: the woe oracle said to someone (not "woe is me", "woe to
+    # us": lament; not "woe to him who is alone when he falls": a call to companionship), the hearer called fool,
+    # senseless, hypocrite, sluggard, scoffer, sinner, adulterer, stiff-necked, offspring of vipers, wicked servant
+    # blindness and deafness as an image of sin or unbelief, as a curse or a punishment, as a defect barred from the altar
+    "unseeing": re.compile(
+        r"blinded (?:the minds|their eyes|his eyes)|bribe blinds|blind guides?|blind fools|blind pharisee|(?:if|can) the "
+        r"blind guide the blind|seeing,? they (?:don[’']t|may) see|eyes,? (?:and|but) (?:they )?don[’']t see|ears,? (?:and|"
+        r"but) (?:they )?don[’']t hear|eyes to see,? and don[’']t see|dull of hearing|make their ears heavy|blind yourselves|"
+        r"watchmen are blind|who is blind,? but my servant|miserable, poor, blind|those who see may become blind|are we also "
+        r"blind|if you were blind|with blindness|gropes? at noonday|as the blind gropes|grope for the wall like the blind|"
+        r"walk like blind men|you will be blind|lacks these things is blind|a blind man, or a lame|offer (?:what is )?(?:the )?"
+        r"blind|lame or blind|lame and blind, who are hated"),
+    "rebuke": re.compile(
+        r"\bwoe to (?:you|those|him(?! who is alone)|her|them|the|that|this|a|an|whoever|he|she|anyone|every)\b|\byou "
+        r"(?:fools?|foolish ones|senseless|brutish|hypocrites?|sluggard|scoffers|simple ones|sinners|double-minded|"
+        r"adulterers|adulteresses|stiff-necked|rebellious|serpents|offspring of vipers|blind guides|wicked servant|evil "
+        r"and slothful|unbelieving)\b|\b(?:foolish galatians|evil and adulterous generation|faithless and perverse "
+        r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
+        r"sleep, sluggard"),
 }
-DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.damning)
+DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.held)
+REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.held)
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
-                                            "abandoned": ("family",), "partner": ("family",)}
+                                            "abandoned": ("family",), "partner": ("family",),
+                                            "senses": ("unseeing",)}
 
 
 def losses(text: str, abused: bool = False) -> list[str]:
