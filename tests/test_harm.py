@@ -257,6 +257,29 @@ def test_a_verse_that_rebukes_its_hearer_as_wicked_leaves_the_top_5_for_a_suffer
         assert (pool[0].key not in top) is held, stance
 
 
+def test_a_verse_that_blames_the_sufferer_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
+    """The principle's three causes of blame, in the WEB's words: unbelief (faith as a grain of mustard seed, "your faith
+    has made you well"), sin ("sin no more, so that nothing worse happens to you"), sloth ("slack in his work"). The
+    forgiven woman's "your faith has saved you", Matthew 6's "you of little faith" and a blessing on one who considers
+    the poor blame no one. A sufferer and a helper are not shown it first; a doer and a seeker are."""
+    texts = ["He said to them, “Because of your unbelief. For most certainly I tell you, if you have faith as a grain of "
+             "mustard seed",  # Matthew 17:20
+             "Behold, you are made well. Sin no more, so that nothing worse happens to you.",  # John 5:14
+             "One who is slack in his work is brother to him who is a master of destruction.",  # Proverbs 18:9
+             "Daughter, your faith has made you well. Go in peace, and be cured of your disease.",  # Mark 5:34
+             "He said to the woman, “Your faith has saved you. Go in peace.”",  # Luke 7:50
+             "won’t he much more clothe you, you of little faith?",  # Matthew 6:30
+             "Blessed is he who considers the poor. Yahweh will deliver him in the day of evil."]  # Psalm 41:1
+    assert promised(texts)["blame"].tolist() == [True] * 4 + [False] * 3
+    refs = ("John 5:14", "Psalm 34:18")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"blame": ids == parse_reference("John 5:14").start_id})
+    pool = [_cand("John 5:14")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
+    for stance, held in (("sufferer", True), ("helper", True), ("doer", False), ("seeker", False)):
+        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
+        assert (pool[0].key not in top) is held, stance
+
+
 def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
     """The reader's literal blind or deaf is not answered with the word in another sense: the minds the god of this
     world blinded, blind guides, ears dull of hearing. The healing of the blind and Jesus' welcome to them are no image

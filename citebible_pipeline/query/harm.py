@@ -1,16 +1,17 @@
 """Stage 10, do no harm (pure): the human sources are topic indexes (an entry for a crime lists the law against it and
 the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
 (Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
-violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim; "come
-to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
+violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim;
+"come to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
 everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
 wounded a judged reader sentence near it (themes/judged_wounds.csv), to a sufferer or a helper one promising what the
-sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death, blindness as an image
-of sin to one going blind) or rebuking its hearer as wicked ("woe to you", "you fools"), to anyone but a seeker one that
-damns (the unforgivable sin, "the soul who sins shall die"), and one reached only through the sentence's surface words
-(its own lists, and the topics its words name) that fits no other routed theme (its blind or flood in another sense). Held back is moved below every other candidate, in order, never removed; a
-passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the
-nearest verse near it that does not wound or order (Voices.pin_for)."""
+sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death, blindness as an
+image of sin to one going blind) or rebuking its hearer as wicked ("woe to you", "you fools") or blaming suffering on
+unbelief, sin or sloth, to anyone but a seeker one that damns (the unforgivable sin, "the soul who sins shall die"),
+and one reached only through the sentence's surface words (its own lists, and the topics its words name) that fits no
+other routed theme (its blind or flood in another sense). Held back is moved below every other candidate, in order,
+never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence,
+and shows first the nearest verse near it that does not wound or order (Voices.pin_for)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import numpy as np
 from citebible_pipeline.gold.metrics import shown
 from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.promises import DAMNATION, REBUKE, contradicted
+from citebible_pipeline.query.promises import BLAME, DAMNATION, REBUKE, contradicted
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
@@ -78,7 +79,7 @@ class Voices:
         """The verses that damn (query.promises), as avoided spans for every reader but a seeker (no condemnation to the
         fragile, and the way back, not damnation, to one who confesses), and those that rebuke their hearer as wicked,
         for a sufferer or a helper (the warnings to the guilty are not for the one it happened to)."""
-        return self._spans(({DAMNATION} if stance != "seeker" else set()) | ({REBUKE} if stance in HURT else set()))
+        return self._spans(({DAMNATION} if stance != "seeker" else set()) | ({REBUKE, BLAME} if stance in HURT else set()))
 
     def _spans(self, kinds: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses whose words make any of these kinds (of those read at start-up), as one avoided span list."""

@@ -7,9 +7,10 @@ reader has lost, from the sentence (`losses`); what a verse promises, from its W
 damns (the unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the
 soul who sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not
 one who confesses; a verse that rebukes its hearer as wicked (the woe oracle, "you fools", "you hypocrites") is the
-warning to the guilty, not for the one it happened to or the one who helps them. The lexicons were written from the
-principles, in general English and the WEB's wording, before measuring, and never from a query set; the harm stage
-holds such a passage back (harm.Voices)."""
+warning to the guilty, not for the one it happened to or the one who helps them, and neither is one that blames
+suffering on unbelief, sin or sloth ("sin no more, so that nothing worse happens to you"). The lexicons were written
+from the principles, in general English and the WEB's wording, before measuring, and never from a query set; the harm
+stage holds such a passage back (harm.Voices)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,16 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"unquenched) fire|fire (?:that )?(?:will )?never be quenched|weeping and (?:the )?gnashing of teeth|outer "
         r"darkness|the soul who sins,? he (?:shall|will) die|(?:will|shall) not inherit (?:the )?(?:god[’']s )?kingdom|"
         r"blotted out of the book|not (?:found )?written in the book of life|lake of fire"),
+    # blame for suffering, in the principle's three causes: unbelief (faith as a grain of mustard seed, "your faith has
+    # made you well", the doubter who receives nothing), sin ("sin no more, so that nothing worse happens to you"), sloth
+    # ("slack in his work", a little sleep and poverty comes as a robber, no work and no bread)
+    "blame": re.compile(
+        r"because of (?:your|their) unbelief|faith (?:as|like) a grain of mustard seed|your faith has (?:made you well|healed "
+        r"you|made you whole)|according to your faith|ask in faith,? without any doubting|(?:that man|he) (?:shouldn[’']t|"
+        r"should not) think that he will receive|sin no more,? so that nothing worse|heal (?:me|my soul),? for i have "
+        r"sinned|your iniquities have (?:separated|turned away)|slack in his work|a little sleep,? a little slumber|don[’']t "
+        r"love sleep,? lest|not willing to work|works with a lazy hand|drunkard and the glutton (?:shall|will) become poor|"
+        r"loves pleasure will be a poor|idle soul shall suffer hunger|sluggard will not plow|poverty will come as a robber"),
     # the rebuke of the wicked and the warning to the guilty: the woe oracle said to someone (not "woe is me", "woe to
     # us": lament; not "woe to him who is alone when he falls": a call to companionship), the hearer called fool,
     # senseless, hypocrite, sluggard, scoffer, sinner, adulterer, stiff-necked, offspring of vipers, wicked servant
@@ -86,8 +97,9 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
         r"sleep, sluggard"),
 }
-DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.held)
-REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.held)
+DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.condemning)
+REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
+BLAME = "blame"  # the same
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
