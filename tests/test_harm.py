@@ -237,6 +237,18 @@ def test_a_verse_that_damns_is_read_by_its_words_and_leaves_the_top_5_for_everyo
     assert voices.condemning("seeker") == [] and Voices(ids, ids < 0, ids < 0).condemning("doer") == []
 
 
+def _held_from_the_hurt_only(kind: str, verse: str, passage: str) -> None:
+    """A synthetic pool led by `passage` (holding `verse`, of this lexicon `kind`) over six gentle verses: a sufferer
+    and a helper are not shown it in the top 5; a doer (spared only judgement and violence) and a seeker are."""
+    refs = (verse, "Psalm 34:18")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={kind: ids == parse_reference(verse).start_id})
+    pool = [_cand(passage)] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
+    for stance, held in (("sufferer", True), ("helper", True), ("doer", False), ("seeker", False)):
+        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
+        assert (pool[0].key not in top) is held, stance
+
+
 def test_a_verse_that_rebukes_its_hearer_as_wicked_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
     """The woe oracle said to someone and the hearer called fool, hypocrite or sluggard rebuke; "woe is me" (a lament) and
     the woe to one alone with no friend to lift him (a call to companionship) do not. A sufferer and a helper are not
@@ -248,13 +260,7 @@ def test_a_verse_that_rebukes_its_hearer_as_wicked_leaves_the_top_5_for_a_suffer
              "but woe to him who is alone when he falls, and doesn’t have another to lift him up.",  # Ecclesiastes 4:10
              "Yahweh is near to those who have a broken heart"]  # Psalm 34:18
     assert promised(texts)["rebuke"].tolist() == [True] * 3 + [False] * 3
-    refs = ("Psalm 94:8", "Psalm 34:18")
-    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
-    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"rebuke": ids == parse_reference("Psalm 94:8").start_id})
-    pool = [_cand("Psalm 94:7-9")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
-    for stance, held in (("sufferer", True), ("helper", True), ("doer", False), ("seeker", False)):
-        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
-        assert (pool[0].key not in top) is held, stance
+    _held_from_the_hurt_only("rebuke", "Psalm 94:8", "Psalm 94:7-9")
 
 
 def test_a_verse_that_blames_the_sufferer_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
@@ -271,13 +277,7 @@ def test_a_verse_that_blames_the_sufferer_leaves_the_top_5_for_a_sufferer_and_a_
              "won’t he much more clothe you, you of little faith?",  # Matthew 6:30
              "Blessed is he who considers the poor. Yahweh will deliver him in the day of evil."]  # Psalm 41:1
     assert promised(texts)["blame"].tolist() == [True] * 4 + [False] * 3
-    refs = ("John 5:14", "Psalm 34:18")
-    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
-    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"blame": ids == parse_reference("John 5:14").start_id})
-    pool = [_cand("John 5:14")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Psalm 34:18")]
-    for stance, held in (("sufferer", True), ("helper", True), ("doer", False), ("seeker", False)):
-        top = [c.key for c in stage(pool, stance, voices, voices.condemning(stance), [None] * len(pool))[:5]]
-        assert (pool[0].key not in top) is held, stance
+    _held_from_the_hurt_only("blame", "John 5:14", "John 5:14")
 
 
 def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
