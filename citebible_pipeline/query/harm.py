@@ -77,8 +77,9 @@ class Voices:
 
     def condemning(self, stance: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses that damn (query.promises), as avoided spans for every reader but a seeker (no condemnation to the
-        fragile, and the way back, not damnation, to one who confesses), and those that rebuke their hearer as wicked,
-        for a sufferer or a helper (the warnings to the guilty are not for the one it happened to)."""
+        fragile, and the way back, not damnation, to one who confesses), and those that rebuke their hearer as wicked or
+        blame suffering on unbelief, sin or sloth, for a sufferer or a helper (the warnings to the guilty are not for the
+        one it happened to, nor the blame for the one who suffers)."""
         return self._spans(({DAMNATION} if stance != "seeker" else set()) | ({REBUKE, BLAME} if stance in HURT else set()))
 
     def _spans(self, kinds: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:

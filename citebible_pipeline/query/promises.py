@@ -77,9 +77,6 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"sinned|your iniquities have (?:separated|turned away)|slack in his work|a little sleep,? a little slumber|don[’']t "
         r"love sleep,? lest|not willing to work|works with a lazy hand|drunkard and the glutton (?:shall|will) become poor|"
         r"loves pleasure will be a poor|idle soul shall suffer hunger|sluggard will not plow|poverty will come as a robber"),
-    # the rebuke of the wicked and the warning to the guilty: the woe oracle said to someone (not "woe is me", "woe to
-    # us": lament; not "woe to him who is alone when he falls": a call to companionship), the hearer called fool,
-    # senseless, hypocrite, sluggard, scoffer, sinner, adulterer, stiff-necked, offspring of vipers, wicked servant
     # blindness and deafness as an image of sin or unbelief, as a curse or a punishment, as a defect barred from the altar
     "unseeing": re.compile(
         r"blinded (?:the minds|their eyes|his eyes)|bribe blinds|blind guides?|blind fools|blind pharisee|(?:if|can) the "
@@ -89,6 +86,9 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"blind|if you were blind|with blindness|gropes? at noonday|as the blind gropes|grope for the wall like the blind|"
         r"walk like blind men|you will be blind|lacks these things is blind|a blind man, or a lame|offer (?:what is )?(?:the )?"
         r"blind|lame or blind|lame and blind, who are hated"),
+    # the rebuke of the wicked and the warning to the guilty: the woe oracle said to someone (not "woe is me", "woe to
+    # us": lament; not "woe to him who is alone when he falls": a call to companionship), the hearer called fool,
+    # senseless, hypocrite, sluggard, scoffer, sinner, adulterer, stiff-necked, offspring of vipers, wicked servant
     "rebuke": re.compile(
         r"\bwoe to (?:you|those|him(?! who is alone)|her|them|the|that|this|a|an|whoever|he|she|anyone|every)\b|\byou "
         r"(?:fools?|foolish ones|senseless|brutish|hypocrites?|sluggard|scoffers|simple ones|sinners|double-minded|"
@@ -99,7 +99,7 @@ PROMISES: dict[str, re.Pattern[str]] = {
 }
 DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.condemning)
 REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
-BLAME = "blame"  # the same
+BLAME = "blame"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
