@@ -92,7 +92,7 @@ PROMISES: dict[str, re.Pattern[str]] = {
     "rebuke": re.compile(
         r"\bwoe to (?:you|those|him(?! who is alone)|her|them|the|that|this|a|an|whoever|he|she|anyone|every)\b|\byou "
         r"(?:fools?|foolish ones|senseless|brutish|hypocrites?|sluggard|scoffers|simple ones|sinners|double-minded|"
-        r"adulterers|adulteresses|stiff-necked|rebellious|serpents|offspring of vipers|blind guides|wicked servant|evil "
+        r"adulterers|adulteresses|stiff-necked|rebellious|serpents|blind guides|wicked servant|evil "
         r"and slothful|unbelieving)\b|\b(?:foolish galatians|evil and adulterous generation|faithless and perverse "
         r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
         r"sleep, sluggard"),

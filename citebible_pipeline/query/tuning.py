@@ -84,7 +84,7 @@ class Tuning:
     fulltext_k: int = _w(30, "set by hand: full-text hits retrieved; the floor's full-text signal saturates there "
                          "(log1p(hits) / log1p(fulltext_k))")
     max_false_abstain: float = _w(0.05, "rule from the issue: at most 1 in 20 answerable calibration queries abstain")
-    # do no harm (harm.off_need, pastoral intent)
+    # do no harm (harm.off_need, every reader but a seeker)
     need_fit: float = _w(0.5, "dev: cosine to another routed theme's rewrite a candidate reached only by the sentence's surface "
                          "(its own lists, the topics its words name) needs to stay on top; with named topics as surface 0.3/0.4/0.5 "
                          "passed the dev rule (dev_harm hit -0/-1/-1 sentence), 0.5 the highest, judged on the audits' changed "
