@@ -198,19 +198,22 @@ def test_a_partner_who_hurts_the_reader_breaks_the_marriage_ideal(text, lost):
 
 
 def test_a_verse_promising_what_was_lost_is_told_from_comfort_in_the_same_words():
-    """The WEB's own wording: children as a reward, healing of the body and long life, the marriage ideal are promises;
-    healing of the broken-hearted, a weapon's quiver and a narrative are not."""
+    """The WEB's own wording: children as a reward, a life's work from the womb, healing of the body and long life, the
+    marriage ideal are promises; healing of the broken-hearted, being knit together in the womb, a weapon's quiver and
+    a narrative are not."""
     texts = ["Behold, children are a heritage of Yahweh. The fruit of the womb is his reward.",  # Psalm 127:3
              "who forgives all your sins, who heals all your diseases,",  # Psalm 103:3
              "I will satisfy him with long life, and show him my salvation.",  # Psalm 91:16
              "Therefore a man will leave his father and his mother, and will join with his wife, and they will be one flesh.",
              "He heals the broken in heart, and binds up their wounds.",  # Psalm 147:3
              "Now therefore, please take your weapons, your quiver and your bow, and go out to the field",  # Genesis 27:3
-             "Yahweh is near to those who have a broken heart, and saves those who have a crushed spirit.", None]
+             "Yahweh is near to those who have a broken heart, and saves those who have a crushed spirit.", None,
+             "God, who separated me from my mother’s womb and called me through his grace,",  # Galatians 1:15
+             "For you formed my inmost being. You knit me together in my mother’s womb."]  # Psalm 139:13
     got = promised(texts)
-    assert got["children"].tolist() == [True] + [False] * 7
-    assert got["healing"].tolist() == [False, True, True] + [False] * 5
-    assert got["family"].tolist() == [False, False, False, True] + [False] * 4
+    assert got["children"].tolist() == [True] + [False] * 7 + [True, False]
+    assert got["healing"].tolist() == [False, True, True] + [False] * 7
+    assert got["family"].tolist() == [False, False, False, True] + [False] * 6
     assert contradicted(["child"]) == {"children", "healing"} and contradicted(["abandoned"]) == {"family"}
     assert contradicted([]) == set()
 
@@ -294,15 +297,36 @@ def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_
     assert promised(texts)["unseeing"].tolist() == [True] * 3 + [False] * 3
     assert losses("I'm going blind from glaucoma") == losses("my dad is losing his hearing") == ["senses"]
     assert losses("blindsided by the layoff") == [] and contradicted(["senses"]) == {"unseeing"}
-    refs = ("2 Corinthians 4:4", "Isaiah 35:5")
+    _held_from_one_who_lost("unseeing", ["senses"], "2 Corinthians 4:4", "Isaiah 35:5")
+
+
+def test_a_reader_whose_home_a_flood_or_storm_destroyed_is_not_shown_the_flood_as_gods_power_or_wrath():
+    """The reader's literal flood or storm is not answered with the Flood Yahweh sat enthroned at, the floods that beat
+    on the house built on sand, or Yahweh's storm, his wrath. The laments that use the flood as an image of distress,
+    the refuge from the storm and the storm stilled are none of these; "flooded with guilt" is no flood."""
+    texts = ["Yahweh sat enthroned at the Flood. Yes, Yahweh sits as King forever.",  # Psalm 29:10
+             "The rain came down, the floods came, and the winds blew and beat on that house; and it fell",  # Matthew 7:27
+             "Behold, Yahweh’s storm, his wrath, has gone out. Yes, a whirling storm!",  # Jeremiah 23:19
+             "I have come into deep waters, where the floods overflow me.",  # Psalm 69:2
+             "a refuge from the storm, a shade from the heat",  # Isaiah 25:4
+             "He makes the storm a calm, so that its waves are still."]  # Psalm 107:29
+    assert promised(texts)["deluge"].tolist() == [True] * 3 + [False] * 3
+    assert losses("our house flooded and we lost everything") == losses("the tornado took our church") == ["disaster"]
+    assert losses("I'm flooded with guilt") == losses("the memories flood back at night") == []
+    assert contradicted(["disaster"]) == {"deluge"}
+    _held_from_one_who_lost("deluge", ["disaster"], "Psalm 29:10", "Isaiah 25:4")
+
+
+def _held_from_one_who_lost(kind: str, lost: list[str], verse: str, gentle: str) -> None:
+    """A synthetic pool led by `verse` (of this lexicon `kind`) over six gentle verses: a sufferer and a helper whose
+    sentence reads the loss `lost` are not shown it in the top 5; a seeker is, and so is a sufferer who lost nothing."""
+    refs = (verse, gentle)
     ids = np.array(sorted(parse_reference(r).start_id for r in refs))
-    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool),
-                    promises={"unseeing": ids == parse_reference("2 Corinthians 4:4").start_id})
-    pool = [_cand("2 Corinthians 4:4")] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand("Isaiah 35:5")]
-    for stance, lost, held in (("sufferer", ["senses"], True), ("helper", ["senses"], True), ("seeker", ["senses"], False),
-                               ("sufferer", [], False)):
-        top = [c.key for c in stage(pool, stance, voices, voices.broken_promises(stance, lost), [None] * len(pool))[:5]]
-        assert (pool[0].key not in top) is held, (stance, lost)
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={kind: ids == parse_reference(verse).start_id})
+    pool = [_cand(verse)] + [_cand(f"Psalm {p}:1") for p in range(1, 6)] + [_cand(gentle)]
+    for stance, loss, held in (("sufferer", lost, True), ("helper", lost, True), ("seeker", lost, False), ("sufferer", [], False)):
+        top = [c.key for c in stage(pool, stance, voices, voices.broken_promises(stance, loss), [None] * len(pool))[:5]]
+        assert (pool[0].key not in top) is held, (stance, loss)
 
 
 def test_a_promise_the_readers_loss_contradicts_leaves_the_top_5_for_a_sufferer_and_a_helper_only():

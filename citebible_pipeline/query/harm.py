@@ -6,7 +6,7 @@ violence, rebuke and law, and no more than a few orders (an order to confess, re
 everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
 wounded a judged reader sentence near it (themes/judged_wounds.csv), to a sufferer or a helper one promising what the
 sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death, blindness as an
-image of sin to one going blind) or rebuking its hearer as wicked ("woe to you", "you fools") or blaming suffering on
+image of sin to one going blind, the Flood as Yahweh's power to one a flood made homeless) or rebuking its hearer as wicked ("woe to you", "you fools") or blaming suffering on
 unbelief, sin or sloth, to anyone but a seeker one that damns (the unforgivable sin, "the soul who sins shall die"),
 and one reached only through the sentence's surface words (its own lists, and the topics its words name) that fits no
 other routed theme (its blind or flood in another sense). Held back is moved below every other candidate, in order,

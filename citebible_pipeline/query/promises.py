@@ -1,8 +1,9 @@
 """No blessing that wounds and no damnation (issue 63's principles, pure): a promise the reader's life has just
-contradicted wounds that reader, though it comforts another: children as a reward to the childless or the bereaved
-parent, healing after a death, a family's blessing to the abandoned, and to a reader beaten by a partner (who has
-broken the marriage ideal as surely as one who left); to a reader losing sight or hearing, blindness and deafness as
-an image of sin, a curse or a defect (no mockery by a shared word). Both sides are read by their words: what the
+contradicted wounds that reader, though it comforts another: children as a reward (or a life's work from the womb) to
+the childless or the bereaved parent, healing after a death, a family's blessing to the abandoned, and to a reader
+beaten by a partner (who has broken the marriage ideal as surely as one who left); to a reader losing sight or hearing,
+blindness and deafness as an image of sin, a curse or a defect, and to one whose home a flood or a storm destroyed,
+the Flood and the storm as Yahweh's power or wrath (no mockery by a shared word). Both sides are read by their words: what the
 reader has lost, from the sentence (`losses`); what a verse promises, from its WEB text (`promised`). A verse that
 damns (the unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the
 soul who sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not
@@ -36,18 +37,26 @@ LOSSES: dict[str, re.Pattern[str]] = {
     "senses": re.compile(
         r"\b(?:blind(?!sid)\w*|glaucoma|macular|cataracts?|retina\w*|(?:losing|lost) (?:my|his|her|their|our) (?:sight|vision|"
         r"eyesight|hearing)|vision loss|deaf\w*|hearing loss|hard of hearing)\b"),
+    # a home or a town a flood or a storm destroyed (not "flooded with" feelings)
+    "disaster": re.compile(
+        r"\b(?:(?:house|home|basement|apartment|town|city|farm|street|church|everything|we|it) (?:\w+ ){0,2}flooded|flood "
+        r"(?:waters?|damage|insurance|took|destroyed|wiped)|the floods?\b(?! of)|floods (?:took|destroyed|came)|hurricane|"
+        r"tornado|typhoon|cyclone|tsunami|storm surge|mudslide)\b"),
 }
 # who a disclosure of abuse names as the one who hurt the reader, when the marriage ideal is what the reader's life
 # contradicts (faith-based domestic-abuse guidance: the marriage texts keep a victim in place)
 PARTNER = re.compile(r"\b(?:husband|wife|boyfriend|girlfriend|partner|fianc[eé]e?|spouse|ex)\b")
 # what a verse promises, in the WEB's words (lower case: matched on lowered text, several times faster than re.I):
-# offspring as blessing, bodily healing and long life, the marriage ideal; and what damns (DAMNATION, below)
+# offspring as blessing (and a child's life's work set apart from the womb, not being knit together in it), bodily
+# healing and long life, the marriage ideal; and what damns (DAMNATION, below)
 PROMISES: dict[str, re.Pattern[str]] = {
     "children": re.compile(
         r"fruit of the womb is|heritage of yahweh|quiver full|joyful mother of children|(?:will|shall) conceive|"
         r"conceived,? and bore|conceived a son|give you (?:a son|children|offspring)|offspring from this woman|be fruitful|"
         r"fruitful and multiply|fruitful vine|olive shoots|(?:won't|will not) be (?:male or female )?barren|no one will "
-        r"miscarry|opened her womb"),
+        r"miscarry|opened her womb|separated me from my mother[’']s womb|called me from the womb|from the inside of my "
+        r"mother,? he has mentioned|formed me from the womb to be|nazirite to god from (?:the|my mother[’']s) womb|holy "
+        r"spirit,? even from his mother[’']s womb|before you were born,? i sanctified you"),
     "healing": re.compile(
         r"heal(?:s|ed)? (?:all )?(?:your |their |his |her )?(?:diseases|sick|sickness|infirmit\w*)|prayer of faith will heal|"
         r"long life|length of days|prolong your days|days may be long|keep him alive|not one of them is broken|"
@@ -96,6 +105,19 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"and slothful|unbelieving)\b|\b(?:foolish galatians|evil and adulterous generation|faithless and perverse "
         r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
         r"sleep, sluggard"),
+    # the flood and the storm as Yahweh's power or wrath, or as the reward of a fault: Noah's flood, the floods lifting up
+    # their voice, Yahweh enthroned at the Flood, the flood as judgement, the floods that beat on the house on the rock or
+    # the sand, Yahweh's storm his wrath (not the laments that use the flood as an image of distress, the refuge from the
+    # storm, nor the storm stilled)
+    "deluge": re.compile(
+        r"flood of waters|floodwaters|waters flooded|waters of the flood|become a flood|(?:after|before) the flood|the flood "
+        r"(?:came|was forty)|brought a flood|enthroned at the flood|floods have lifted up|floods lift up|established it on "
+        r"the floods|overflowing flood|mighty flood waters|end will be with a flood|floods of waters cover|the floods came|"
+        r"a flood arose|stream broke|house on the sand|beat (?:on|against) that house|the waters (?:increased|rose|subsided|receded|were abated|were dried)|"
+        r"all flesh died|every living thing was destroyed|noah (?:went into|entered into) the ship|yahweh[’']s storm,? his "
+        r"wrath|whirling storm|sweeping storm|stormy wind in my wrath|destroying storm|his way in the whirlwind|terrify them "
+        r"with your storm|pursue them with your tempest|stormy wind,? fulfilling his word|raises the stormy wind|calamity "
+        r"overtakes you like a storm|reap the whirlwind|when the whirlwind passes|because of me this great storm"),
 }
 DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.condemning)
 REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
@@ -103,7 +125,7 @@ BLAME = "blame"  # the kind held back from a sufferer and a helper (harm.Voices.
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
-                                            "senses": ("unseeing",)}
+                                            "senses": ("unseeing",), "disaster": ("deluge",)}
 
 
 def losses(text: str, abused: bool = False) -> list[str]:
