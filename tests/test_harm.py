@@ -116,6 +116,22 @@ def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance
 
 
+@pytest.mark.parametrize("text, stance, held_as", [
+    ("What does the Bible say about suicide?", "seeker", "sufferer"),
+    ("what happens to christians who die by suicide", "seeker", "sufferer"),
+    ("what does scripture say to someone who was molested as a child", "seeker", "sufferer"),
+    ("What does the Bible say about divorce?", "seeker", "seeker"),  # the issue's own seeker: shown everything
+    ("What did Paul teach about grace?", "seeker", "seeker"),
+    ("I was raped and I can't tell anyone", "sufferer", "sufferer"),
+    ("I cheated on my husband", "doer", "doer"),
+])
+def test_a_question_asked_of_abuse_or_suicide_is_answered_as_one_it_may_have_happened_to(text, stance, held_as):
+    """A seeker's question that names abuse or suicide is often asked by the one it happened to or one who loves them:
+    its stance stays a seeker's, and the harm stage holds its answer as a sufferer's (Analysis.harm_stance)."""
+    read = analyze(validate(text))
+    assert (read.stance, read.harm_stance, read.asks_of_wound) == (stance, held_as, stance != held_as)
+
+
 def test_a_wish_not_to_live_is_read_without_an_i_where_its_subject_is_dropped():
     """The instruments' phrases of a life at risk are a living reader's, said in a diary's words with no "I"; a study
     question naming one ("what does the Bible say about...") or a sentence naming who said it is not."""

@@ -155,9 +155,10 @@ def _has(text: str, words: set[str], stem: str) -> bool:
     return any(w.startswith(stem) and not (w.startswith(OTHER_FAMILIES) or w in OTHER_WORDS) for w in words)
 
 
-def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
+def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     """The pastoral score, whether the sentence is in the first person, whether it holds crisis language, whether it
-    names abuse, who is speaking and whether its anger is at God (one reading of its words for all six)."""
+    names abuse, who is speaking, whether its anger is at God and whether a seeker asks of abuse or suicide (one
+    reading of its words for all seven)."""
     low = text.lower().replace("\u2019", "'")
     words = set(WORD.findall(low))
     dropped = DROPPED_SUBJECT.match(low) is not None
@@ -186,7 +187,10 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool]:
         stance = "seeker"
     else:
         stance = "sufferer"
-    return score, first, crisis, abuse, stance, COMPLAINT.search(low) is not None
+    # a question that names abuse or suicide is often asked by the one it happened to or one who loves them (issue 63's
+    # principles: no condemnation to the fragile, help the helper): Analysis.harm_stance
+    asks = stance == "seeker" and (_names_abuse(low, words) or any(_has(low, words, stem) for stem in CRISIS_WORDS))
+    return score, first, crisis, abuse, stance, COMPLAINT.search(low) is not None, asks
 
 
 def _unsaid_subject(low: str) -> bool:
@@ -228,10 +232,10 @@ def analyze(text: str) -> Analysis:
         except ReferenceError as exc:
             return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, reference_error=str(exc))
         return Analysis(query_type="reference", pastoral=False, pastoral_score=0.0, references=[ref.format()])
-    score, first, crisis, abuse, stance, complains = _read(text)
+    score, first, crisis, abuse, stance, complains, asks = _read(text)
     refs = [r.format() for r in find_references(text)]
     return Analysis(query_type="search", pastoral=score >= TUNING.pastoral_threshold, pastoral_score=score,
-                    first_person=first, stance=stance, crisis=crisis, abuse=abuse, complains=complains,
+                    first_person=first, stance=stance, crisis=crisis, abuse=abuse, asks_of_wound=asks, complains=complains,
                     losses=losses(text, abuse), testament=testament_hint(text), references=refs)
 
 

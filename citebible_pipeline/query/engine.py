@@ -236,20 +236,20 @@ class Engine:
         return rerank_stage(reranker, rq, cands, self.inputs(snap), v.blend, TUNING.blend_k)
 
     def _do_no_harm(self, r: Reading, cands: list[Candidate], data: EngineData, tables: PoolTables) -> list[Candidate]:
-        """Hold back what would wound this reader (harm.py): never switched off, and a seeker is shown everything."""
-        if r.analysis.stance == "seeker" or not cands:
+        """Hold back what would wound this reader (harm.py; Analysis.harm_stance): never switched off; a seeker sees all."""
+        if (stance := r.analysis.harm_stance) == "seeker" or not cands:
             return cands
         themes = data.themes
         needs = ({x.theme for x in r.needs_routed} | set(nearest_needs(themes, r.route_rows, TUNING.avoid_near, r.left_out))
                  | ({themes.position[r.stance]} if r.stance in themes.position else set()))
         near = harm.near_situations(themes.situation_vectors, r.q, TUNING.situation_near, TUNING.situation_fit)
-        lost = data.voices.broken_promises(r.analysis.stance, r.analysis.losses) + data.voices.condemning(r.analysis.stance)
+        lost = data.voices.broken_promises(stance, r.analysis.losses) + data.voices.condemning(stance)
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in near] + lost
         named, fit = harm.surface(disp.terms([r.text]), r.variants[1:], r.vectors[1:])
         off = None if fit is None else [harm.off_need(c, v, fit, TUNING.need_fit, named) for c, v in zip(cands, candidate_vectors(tables, cands))]
-        show = data.voices.pin_for(r.analysis.stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
+        show = data.voices.pin_for(stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
         pins, shown = zip(*(tables.pins(r.q, c.start, c.end, show) for c in cands))
-        return harm.stage(cands, r.analysis.stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown)
+        return harm.stage(cands, stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

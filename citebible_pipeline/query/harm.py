@@ -1,17 +1,19 @@
 """Stage 10, do no harm (pure): the human sources are topic indexes (an entry for a crime lists the law against it and
 the warnings to the guilty), so a passage that matches the topic can still wound the reader. Who is speaking
 (Analysis.stance) decides which functions (passage_voice) may not show first: for a sufferer or a helper judgement,
-violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim;
-"come to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown
-everything. Held back too: a passage a need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that
-wounded a judged reader sentence near it (themes/judged_wounds.csv), to a sufferer or a helper one promising what the
-sentence says was lost (query/promises.py: children to a bereaved parent, healing after a death, blindness as an
-image of sin to one going blind, the Flood as Yahweh's power to one a flood made homeless) or rebuking its hearer as wicked ("woe to you", "you fools") or blaming suffering on
-unbelief, sin or sloth, to anyone but a seeker one that damns (the unforgivable sin, "the soul who sins shall die"),
-and one reached only through the sentence's surface words (its own lists, and the topics its words name) that fits no
-other routed theme (its blind or flood in another sense). Held back is moved below every other candidate, in order,
-never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence,
-and shows first the nearest verse near it that does not wound or order (Voices.pin_for)."""
+violence, rebuke and law, and no more than a few orders (an order to confess, reconcile or stay wounds a victim; "come
+to me" serves, and the voices cannot tell them apart); for a doer judgement and violence; a seeker is shown everything
+(a question that names abuse or suicide is answered as a sufferer's: Analysis.harm_stance). Held back too: a passage a
+need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that wounded a judged reader sentence near it
+(themes/judged_wounds.csv), to a sufferer or a helper one promising what the sentence says was lost
+(query/promises.py: children to a bereaved parent, healing after a death, blindness as an image of sin to one going
+blind, the Flood as Yahweh's power to one a flood made homeless) or rebuking its hearer as wicked ("woe to you", "you
+fools") or blaming suffering on unbelief, sin or sloth, to anyone but a seeker one that damns (the unforgivable sin,
+"the soul who sins shall die"), and one reached only through the sentence's surface words (its own lists, and the
+topics its words name) that fits no other routed theme (its blind or flood in another sense). Held back is moved below
+every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE verses is read by its pin,
+the verse nearest the sentence, and shows first the nearest verse near it that does not wound or order
+(Voices.pin_for)."""
 
 from __future__ import annotations
 

@@ -43,12 +43,20 @@ class Analysis(BaseModel):
     stance: Literal["sufferer", "doer", "helper", "seeker"] = "seeker"
     crisis: bool = False  # self-harm or suicide in the words of screening instruments (query/care.py)
     abuse: bool = False  # abuse by someone close named in the first person (query/care.py; by the doer: no help text)
+    # a seeker's question that names abuse or suicide ("does god blame women who were raped"): often asked by the one it
+    # happened to or one who loves them, so the harm stage holds its answer as a sufferer's (`harm_stance`)
+    asks_of_wound: bool = False
     complains: bool = False  # the reader's anger is at God ("I'm angry at God"): analyze.COMPLAINT, query/perspective.py
     losses: list[str] = []  # what the sentence says was lost (query/promises.py): no promise of it shown
     testament: str | None = None  # OT / NT when the query says so
     references: list[str] = []
     reference_error: str | None = None
     refused: str | None = None  # why a statement is not searched
+
+    @property
+    def harm_stance(self) -> str:
+        """Whom the harm stage answers (query/harm.py): the stance, but a sufferer for a question asked of a wound."""
+        return "sufferer" if self.stance == "seeker" and self.asks_of_wound else self.stance
 
 
 class Rewrite(BaseModel):
