@@ -111,6 +111,11 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("saved by grace through faith", "seeker"),  # a participle with no object and no diary opening
     ("stole the rent money from my roommate and she doesn't know", "doer"),  # the dropped subject confesses as "I"
     ("had an affair last year and my wife just found out", "doer"),
+    ("couldn't get out of bed again today", "sufferer"),  # a diary's time words are the writer's own days
+    ("the kids ask about their father every night", "sufferer"),
+    ("Is it wrong to feel this tired every day?", "seeker"),  # a question asks what the Bible says
+    ("living for today", "seeker"),  # a topic's name
+    ("What does it mean to be born again?", "seeker"),
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

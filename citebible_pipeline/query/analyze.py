@@ -109,6 +109,14 @@ DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?
                              r" (?:(?:the|a|an|my|our|his|her|their|its|all|everything|it|him|them|away|again|up|out)\b|\$?\d)"
                              r"|got [a-z]{3,}ed\b|(?:doing|serving) \d|(?:feeling|thinking about|going through|struggling with)\b"
                              r"|been (?:thinking|feeling|trying|struggling|cutting|drinking|using|crying|praying)\b)")
+# A diary's time words anchor a statement in the writer's own days ("long sleeves again", "cried in the car today"): the
+# first person, as a dropped subject is; never in a question, which asks what the Bible says (the seeker's), nor in a
+# topic's name of a few words ("living for today").
+DIARY_TIME = re.compile(r"\b(?:tonight|today|yesterday|this (?:morning|week|month|year)|last (?:night|week|month)|"
+                        r"(?<!born )(?<!come )(?<!rise )(?<!rose )again|anymore|lately|every (?:day|night|week|morning|"
+                        r"sunday))\b")
+QUESTION = re.compile(r"\?|^\W*(?:what|why|how|when|where|who|whom|whose|which|is|are|am|do|does|did|can|could|should|"
+                      r"would|will|may|might|must|was|were|has|have|had|shall)\b")
 HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:best |even |possibly |really )?(?:help|"
                     r"comfort|support|encourage|care for|be there for|reach|talk to|speak to|minister to|pray for|love|"
                     r"respond to)\b|\bwhat (?:do|can|should|"
@@ -164,7 +172,10 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     dropped = DROPPED_SUBJECT.match(low) is not None
     at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
     unsaid = at_risk and _unsaid_subject(low)  # a phrase of a life at risk with its subject dropped: the writer's own
-    first = bool(words & FIRST_PERSON) or dropped or unsaid
+    # the time words outside a phrase of a life at risk ("Jonah did not want to live anymore" names who); not a topic's name
+    plain = NO_WISH_TO_LIVE.sub(" ", CRISIS_PHRASES.sub(" ", low))
+    diary = len(words) >= 4 and DIARY_TIME.search(plain) is not None and QUESTION.search(low) is None
+    first = bool(words & FIRST_PERSON) or dropped or unsaid or diary
     said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
     confession = CONFESSION.search(said)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + at_risk + (DISCLOSED.search(low) is not None)
