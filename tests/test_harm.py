@@ -304,6 +304,20 @@ def test_a_verse_that_blames_the_sufferer_leaves_the_top_5_for_a_sufferer_and_a_
     _held_from_the_hurt_only("blame", "John 5:14", "John 5:14")
 
 
+def test_a_verse_that_tells_the_sufferer_of_their_own_sin_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
+    """Sin as the hearer's state, said without the way back ("if we say that we have no sin, we deceive ourselves", "the
+    wages of sin is death"), is not for the one it happened to; the confession psalm and "if we confess our sins, he is
+    faithful" are the way back. A sufferer and a helper are not shown it first; a doer and a seeker are."""
+    texts = ["If we say that we have no sin, we deceive ourselves, and the truth is not in us.",  # 1 John 1:8
+             "For the wages of sin is death, but the free gift of God is eternal life in Christ Jesus our Lord.",
+             "for all have sinned, and fall short of the glory of God;",  # Romans 3:23
+             "If we confess our sins, he is faithful and righteous to forgive us the sins",  # 1 John 1:9
+             "Have mercy on me, God, according to your loving kindness.",  # Psalm 51:1
+             "Behold, I was born in iniquity. My mother conceived me in sin."]  # Psalm 51:5: the confession's own
+    assert promised(texts)["conviction"].tolist() == [True] * 3 + [False] * 3
+    _held_from_the_hurt_only("conviction", "Romans 6:23", "Romans 6:23")
+
+
 def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
     """The reader's literal blind or deaf is not answered with the word in another sense: the minds the god of this
     world blinded, blind guides, ears dull of hearing. The healing of the blind and Jesus' welcome to them are no image

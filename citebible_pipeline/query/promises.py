@@ -1,17 +1,18 @@
 """No blessing that wounds and no damnation (issue 63's principles, pure): a promise the reader's life has just
 contradicted wounds that reader, though it comforts another: children as a reward (or a life's work from the womb) to
 the childless or the bereaved parent, healing after a death, a family's blessing to the abandoned, and to a reader
-beaten by a partner (who has broken the marriage ideal as surely as one who left); to a reader losing sight or hearing,
-blindness and deafness as an image of sin, a curse or a defect, and to one whose home a flood or a storm destroyed,
-the Flood and the storm as Yahweh's power or wrath (no mockery by a shared word). Both sides are read by their words: what the
-reader has lost, from the sentence (`losses`); what a verse promises, from its WEB text (`promised`). A verse that
-damns (the unforgivable sin, "I will vomit you out of my mouth", "better for that man if he had not been born", "the
-soul who sins, he shall die") is read the same way and serves no reader but one who studies it: not the fragile, not
-one who confesses; a verse that rebukes its hearer as wicked (the woe oracle, "you fools", "you hypocrites") is the
-warning to the guilty, not for the one it happened to or the one who helps them, and neither is one that blames
-suffering on unbelief, sin or sloth ("sin no more, so that nothing worse happens to you"). The lexicons were written
-from the principles, in general English and the WEB's wording, before measuring, and never from a query set; the harm
-stage holds such a passage back (harm.Voices)."""
+beaten by a partner (who has broken the marriage ideal as surely as one who left); to a reader losing sight or
+hearing, blindness and deafness as an image of sin, a curse or a defect, and to one whose home a flood or a storm
+destroyed, the Flood and the storm as Yahweh's power or wrath (no mockery by a shared word). Both sides are read by
+their words: what the reader has lost, from the sentence (`losses`); what a verse promises, from its WEB text
+(`promised`). A verse that damns (the unforgivable sin, "I will vomit you out of my mouth", "better for that man if he
+had not been born", "the soul who sins, he shall die") is read the same way and serves no reader but one who studies
+it: not the fragile, not one who confesses; a verse that rebukes its hearer as wicked (the woe oracle, "you fools",
+"you hypocrites") is the warning to the guilty, not for the one it happened to or the one who helps them, and neither
+is one that blames suffering on unbelief, sin or sloth ("sin no more, so that nothing worse happens to you") or tells
+the hearer of their own sin without the way back ("if we say that we have no sin, we deceive ourselves"). The lexicons
+were written from the principles, in general English and the WEB's wording, before measuring, and never from a query
+set; the harm stage holds such a passage back (harm.Voices)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,12 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"and slothful|unbelieving)\b|\b(?:foolish galatians|evil and adulterous generation|faithless and perverse "
         r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
         r"sleep, sluggard"),
+    # sin as the hearer's state, without the way back in the same verse (not Psalm 51, not 1 John 1:9)
+    "conviction": re.compile(
+        r"if we say that we (?:have no sin|haven[’']t sinned)|all have sinned,? and fall short|there is no one righteous|"
+        r"everyone who sins also commits lawlessness|whoever sins hasn[’']t seen him|he who sins is of the devil|wages of "
+        r"sin is death|deceitful above all things|righteousness is like a polluted garment|sin will find you out|stumbles "
+        r"in one point,? he has become guilty of all"),
     # the flood and the storm as Yahweh's power or wrath, or as the reward of a fault: Noah's flood, the floods lifting up
     # their voice, Yahweh enthroned at the Flood, the flood as judgement, the floods that beat on the house on the rock or
     # the sand, Yahweh's storm his wrath (not the laments that use the flood as an image of distress, the refuge from the
@@ -113,7 +120,8 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"flood of waters|floodwaters|waters flooded|waters of the flood|become a flood|(?:after|before) the flood|the flood "
         r"(?:came|was forty)|brought a flood|enthroned at the flood|floods have lifted up|floods lift up|established it on "
         r"the floods|overflowing flood|mighty flood waters|end will be with a flood|floods of waters cover|the floods came|"
-        r"a flood arose|stream broke|house on the sand|beat (?:on|against) that house|the waters (?:increased|rose|subsided|receded|were abated|were dried)|"
+        r"a flood arose|stream broke|house on the sand|beat (?:on|against) that house|the waters (?:increased|rose|"
+        r"subsided|receded|were abated|were dried)|"
         r"all flesh died|every living thing was destroyed|noah (?:went into|entered into) the ship|yahweh[’']s storm,? his "
         r"wrath|whirling storm|sweeping storm|stormy wind in my wrath|destroying storm|his way in the whirlwind|terrify them "
         r"with your storm|pursue them with your tempest|stormy wind,? fulfilling his word|raises the stormy wind|calamity "
@@ -122,6 +130,7 @@ PROMISES: dict[str, re.Pattern[str]] = {
 DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.condemning)
 REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 BLAME = "blame"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
+CONVICTION = "conviction"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
