@@ -240,8 +240,8 @@ def test_a_verse_promising_what_was_lost_is_told_from_comfort_in_the_same_words(
 
 
 def test_a_verse_that_damns_is_read_by_its_words_and_leaves_the_top_5_for_everyone_but_a_seeker():
-    """The WEB's wording of the unforgivable sin and "the soul who sins shall die" damns; the forgiveness beside it and a
-    warning that holds out a way back do not. A doer, a sufferer and a helper are not shown it first; a seeker is."""
+    """The WEB's wording of the unforgivable sin, "the soul who sins shall die" and the Father's forgiveness withheld
+    damns; the forgiveness beside it and a warning that holds out a way back do not. A doer, a sufferer and a helper are not shown it first; a seeker is."""
     texts = ["but whoever may blaspheme against the Holy Spirit never has forgiveness, but is subject to eternal "
              "condemnation.",  # Mark 3:29
              "The soul who sins, he shall die.",  # Ezekiel 18:20, shortened
@@ -249,8 +249,10 @@ def test_a_verse_that_damns_is_read_by_its_words_and_leaves_the_top_5_for_everyo
              "Don’t be deceived. Neither the sexually immoral ... will inherit God’s Kingdom.",  # 1 Corinthians 6:9-10
              "If we confess our sins, he is faithful and righteous to forgive us the sins",  # 1 John 1:9
              "Therefore I tell you, every sin and blasphemy will be forgiven men",  # Matthew 12:31's first half
-             "Repent therefore, and turn again, that your sins may be blotted out"]  # Acts 3:19: sins, not the sinner
-    assert promised(texts)["damnation"].tolist() == [True] * 3 + [False] * 4
+             "Repent therefore, and turn again, that your sins may be blotted out",  # Acts 3:19: sins, not the sinner
+             "But if you don’t forgive men their trespasses, neither will your Father forgive your trespasses.",  # 6:15
+             "For if you forgive men their trespasses, your heavenly Father will also forgive you."]  # Matthew 6:14
+    assert promised(texts)["damnation"].tolist() == [True] * 3 + [False] * 4 + [True, False]
     refs = ("Mark 3:29", "Psalm 34:18")
     ids = np.array(sorted(parse_reference(r).start_id for r in refs))
     voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool), promises={"damnation": ids == parse_reference("Mark 3:29").start_id})

@@ -67,7 +67,8 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"finds a wife|your wife will be|love your wives"),
     # the unforgivable sin, spat out, better not born, no sacrifice left and no repentance possible, the sin leading to
     # death, God destroying, "depart from me" and "I never knew you", the fire and the worm, outer darkness and
-    # gnashing of teeth, "the soul who sins shall die", no inheritance in the Kingdom, blotted out of the book of life
+    # gnashing of teeth, "the soul who sins shall die", no inheritance in the Kingdom, blotted out of the book of life,
+    # the Father's forgiveness withheld ("neither will your Father forgive your trespasses")
     "damnation": re.compile(
         r"blasphem\w* against the (?:holy )?spirit|never has forgiveness|guilty of an eternal sin|(?:will|shall) not be "
         r"forgiven|vomit you out of my mouth|spit you out of my mouth|(?:better|good) for that man if he had not been born|"
@@ -76,7 +77,9 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"you|depart from me,? you (?:cursed|who work iniquity)|their worm (?:doesn[’']t|does not) die|(?:unquenchable|"
         r"unquenched) fire|fire (?:that )?(?:will )?never be quenched|weeping and (?:the )?gnashing of teeth|outer "
         r"darkness|the soul who sins,? he (?:shall|will) die|(?:will|shall) not inherit (?:the )?(?:god[’']s )?kingdom|"
-        r"blotted out of the book|not (?:found )?written in the book of life|lake of fire"),
+        r"blotted out of the book|not (?:found )?written in the book of life|lake of fire|neither will your father (?:in "
+        r"heaven )?forgive|heavenly father will also do to you,? if you don[’']t|judgment is without mercy to him|how much "
+        r"worse punishment"),
     # blame for suffering, in the principle's three causes: unbelief (faith as a grain of mustard seed, "your faith has
     # made you well", the doubter who receives nothing), sin ("sin no more, so that nothing worse happens to you"), sloth
     # ("slack in his work", a little sleep and poverty comes as a robber, no work and no bread)
