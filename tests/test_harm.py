@@ -412,6 +412,21 @@ def test_a_sufferer_is_shown_its_first_orders_only_and_the_others_move_down_behi
     assert got == [longer[i].key for i in (0, 1, 2, 4, 6, 3, 7, 8, 5)]
 
 
+def test_a_reader_at_risk_is_shown_the_shorter_passages_before_any_chapter():
+    """To a reader at risk a chapter is read by one verse picked by nearness to the sentence's words; the shorter
+    passages go first, in order, and the chapters follow, never removed. A reader not at risk and a seeker see the pool
+    as ranked."""
+    refs = ("Psalm 34:18", "Psalm 46:1")
+    ids = np.array(sorted(parse_reference(r).start_id for r in refs))
+    voices = Voices(ids, np.zeros(2, bool), np.zeros(2, bool))
+    pool = [_cand("Psalm 139", "chapter"), _cand("Psalm 34:18"), _cand("Job 5", "chapter"), _cand("Psalm 46:1")]
+    pins = [parse_reference("Psalm 139:24").start_id, None, parse_reference("Job 5:21").start_id, None]
+    keys = [c.key for c in pool]
+    assert [c.key for c in stage(pool, "sufferer", voices, [], pins, at_risk=True)] == [keys[1], keys[3], keys[0], keys[2]]
+    assert [c.key for c in stage(pool, "sufferer", voices, [], pins)] == keys
+    assert [c.key for c in stage(pool, "seeker", voices, [], pins, at_risk=True)] == keys
+
+
 def test_a_long_passage_is_read_by_its_pinned_verse():
     chapter = _cand("Proverbs 19", "chapter")
     ids = np.arange(chapter.start, chapter.end + 1)

@@ -249,7 +249,7 @@ class Engine:
         off = None if fit is None else [harm.off_need(c, v, fit, TUNING.need_fit, named) for c, v in zip(cands, candidate_vectors(tables, cands))]
         show = data.voices.pin_for(stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
         pins, shown = zip(*(tables.pins(r.q, c.start, c.end, show) for c in cands))
-        return harm.stage(cands, stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown)
+        return harm.stage(cands, stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown, r.analysis.crisis)
 
     # -- the public call -----------------------------------------------------------------------------
     def search(self, text: str, k: int = 5, **options) -> SearchResponse:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from citebible_pipeline.gold.metrics import shown
+from citebible_pipeline.bible.canon import span_verses
+from citebible_pipeline.gold.metrics import LONG_PASSAGE, shown
 from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.promises import BLAME, CONVICTION, DAMNATION, REBUKE, contradicted
@@ -154,12 +155,25 @@ def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float, 
 
 def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
           pins: Sequence[int | None], off: Sequence[bool] | None = None, cap: int | None = None,
-          show: Sequence[int | None] | None = None) -> list[Candidate]:
+          show: Sequence[int | None] | None = None, at_risk: bool = False) -> list[Candidate]:
     """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
     in its order; a seeker's unchanged. For a sufferer or a helper the top TOP holds at most `cap` orders
-    (Voices.orders): a later one waits just below it, in its order. `show`: the verse each candidate shows first."""
+    (Voices.orders): a later one waits just below it, in its order. `show`: the verse each candidate shows first. For a
+    reader at risk (`at_risk`: Analysis.crisis) every passage over LONG_PASSAGE verses then follows the shorter ones:
+    a chapter is read by one verse picked by nearness to the sentence's words, and to one at risk that is a lottery;
+    safe messaging gives a clear word of hope."""
     if stance == "seeker":
         return cands
+    out = _stage(cands, stance, voices, avoid, pins, off, cap, show)
+    if not at_risk:
+        return out
+    return [c for c in out if span_verses(c.start, c.end) <= LONG_PASSAGE] + [
+        c for c in out if span_verses(c.start, c.end) > LONG_PASSAGE]
+
+
+def _stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
+           pins: Sequence[int | None], off: Sequence[bool] | None, cap: int | None,
+           show: Sequence[int | None] | None) -> list[Candidate]:
     for c, pin in zip(cands, show or ()):
         c.pin = pin
     flags = [wounds(c, stance, voices, avoid, pin) or bool(off and off[i]) for i, (c, pin) in enumerate(zip(cands, pins))]
