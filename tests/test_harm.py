@@ -392,7 +392,8 @@ def test_a_sufferer_is_shown_its_first_orders_only_and_the_others_move_down_behi
     """harm.stage's cap: Matthew 18:15 ("go, show him his fault"), Matthew 5:24 ("first be reconciled") and 1 John 1:9
     ("if we confess our sins") tagged orders, Psalm 34:18 and 23:4 comfort, Proverbs 19:9 harsh. With a cap of 2 a
     sufferer and a helper keep the first two orders in the top 5, the third waits just below it (before the held
-    back); a doer and a seeker keep the ranked order of the orders; no cap, no change; nothing is removed."""
+    back); a doer and a seeker keep the ranked order of the orders; no cap, no change; a reader at risk is shown no
+    order first; nothing is removed."""
     refs = ("Matthew 18:15", "Matthew 5:24", "Psalm 34:18", "1 John 1:9", "Psalm 23:4", "Proverbs 19:9")
     pool = [_cand(r) for r in refs]
     ids = np.array(sorted(c.start for c in pool))
@@ -406,6 +407,8 @@ def test_a_sufferer_is_shown_its_first_orders_only_and_the_others_move_down_behi
     assert [c.key for c in stage(pool, "doer", voices, [], pins, cap=2)] == [c.key for c in pool]
     assert stage(pool, "seeker", voices, [], pins, cap=0) == pool
     assert [c.key for c in stage(pool, "sufferer", voices, [], pins, cap=0)][:2] == [pool[2].key, pool[4].key]
+    # a reader at risk is shown no order first, whatever the cap
+    assert [c.key for c in stage(pool, "sufferer", voices, [], pins, cap=2, at_risk=True)][:2] == [pool[2].key, pool[4].key]
     assert not Voices(ids, ids < 0, ids < 0).orders(pool[0].start, pool[0].end, None)  # no directive array: no order
     longer = pool + [_cand(f"Psalm {p}:1") for p in range(1, 4)]  # the waiting order sits just below the top 5
     got = [c.key for c in stage(longer, "sufferer", voices, [], [None] * len(longer), cap=2)]

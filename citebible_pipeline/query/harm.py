@@ -159,12 +159,12 @@ def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[t
     """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
     in its order; a seeker's unchanged. For a sufferer or a helper the top TOP holds at most `cap` orders
     (Voices.orders): a later one waits just below it, in its order. `show`: the verse each candidate shows first. For a
-    reader at risk (`at_risk`: Analysis.crisis) every passage over LONG_PASSAGE verses then follows the shorter ones:
-    a chapter is read by one verse picked by nearness to the sentence's words, and to one at risk that is a lottery;
-    safe messaging gives a clear word of hope."""
+    reader at risk (`at_risk`: Analysis.crisis) the top holds no order, and every passage over LONG_PASSAGE verses then
+    follows the shorter ones: a chapter is read by one verse picked by nearness to the sentence's words, and to one at
+    risk that is a lottery; safe messaging gives a clear word of hope, not a demand."""
     if stance == "seeker":
         return cands
-    out = _stage(cands, stance, voices, avoid, pins, off, cap, show)
+    out = _stage(cands, stance, voices, avoid, pins, off, 0 if at_risk and cap is not None else cap, show)
     if not at_risk:
         return out
     return [c for c in out if span_verses(c.start, c.end) <= LONG_PASSAGE] + [

@@ -94,7 +94,8 @@ class Tuning:
     situation_near: int = _w(3, "dev: k 3 / 10 (cosine 0.4): dev_harm harm@5 .087 / .077, dev hit@5 .656 / .644 (decisions)")
     situation_fit: float = _w(0.45, "dev: cosine .7/.6/.5/.45/.4: dev_harm harm@5 .115/.115/.096/.087/.087, hits alike (decisions)")
     directive_cap: int = _w(2, "dev: a sufferer's top 5 keeps its first 2 orders; caps 1/2/0: dev hit@5 -3/-1/-12 sentences; "
-                            "the judged audit's harmful answers 35 -> 29 (2) / 22 (0) of 83 (decisions)")
+                            "the judged audit's harmful answers 35 -> 29 (2) / 22 (0) of 83 (decisions); 0 for a reader at risk, a rule "
+                            "stated before measuring (decisions, fourteenth increment)")
     pin_margin: float = _w(0.06, "dev: a long passage shows a sufferer first its nearest verse that neither wounds nor orders "
                            "when within this cosine of the nearest: the upper quartile of the nearest-to-runner-up gap in the "
                            "long passages of dev answers (quartiles .012/.033/.060, 85 passages)")
