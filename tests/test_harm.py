@@ -116,6 +116,9 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("Is it wrong to feel this tired every day?", "seeker"),  # a question asks what the Bible says
     ("living for today", "seeker"),  # a topic's name
     ("What does it mean to be born again?", "seeker"),
+    ("verses for when you feel like nobody would notice if you were gone", "sufferer"),  # scripture for a situation
+    ("scripture for a widow who can't face the holidays", "sufferer"),
+    ("verses about the grace of God", "seeker"),  # a study of a theme
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

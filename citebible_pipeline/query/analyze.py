@@ -115,6 +115,10 @@ DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?
 DIARY_TIME = re.compile(r"\b(?:tonight|today|yesterday|this (?:morning|week|month|year)|last (?:night|week|month)|"
                         r"(?<!born )(?<!come )(?<!rise )(?<!rose )again|anymore|lately|every (?:day|night|week|morning|"
                         r"sunday))\b")
+# A request for scripture for a situation or a person ("verses for when the one who should love you scares you") asks
+# comfort for the reader's own life or one they love: the first person, as a diary is; "verses about grace" is a study.
+SCRIPTURE_FOR = re.compile(r"\b(?:(?:bible )?verses?|scriptures?|passages?|prayers?)\s+(?:for (?:when|a|an|my|our|someone|"
+                           r"somebody|people|those|the one|anyone|me|us)\b|to (?:read|pray|hold onto|cling to) when\b)")
 QUESTION = re.compile(r"\?|^\W*(?:what|why|how|when|where|who|whom|whose|which|is|are|am|do|does|did|can|could|should|"
                       r"would|will|may|might|must|was|were|has|have|had|shall)\b")
 HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:best |even |possibly |really )?(?:help|"
@@ -175,7 +179,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     # the time words outside a phrase of a life at risk ("Jonah did not want to live anymore" names who); not a topic's name
     plain = NO_WISH_TO_LIVE.sub(" ", CRISIS_PHRASES.sub(" ", low))
     diary = len(words) >= 4 and DIARY_TIME.search(plain) is not None and QUESTION.search(low) is None
-    first = bool(words & FIRST_PERSON) or dropped or unsaid or diary
+    first = bool(words & FIRST_PERSON) or dropped or unsaid or diary or SCRIPTURE_FOR.search(low) is not None
     said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
     confession = CONFESSION.search(said)
     distress = sum(1 for stem in DISTRESS if _has(low, words, stem)) + at_risk + (DISCLOSED.search(low) is not None)
