@@ -323,6 +323,19 @@ def test_a_verse_that_tells_the_sufferer_of_their_own_sin_leaves_the_top_5_for_a
     _held_from_the_hurt_only("conviction", "Romans 6:23", "Romans 6:23")
 
 
+def test_suffering_as_gods_chastening_leaves_the_top_5_for_a_sufferer_and_a_helper_only():
+    """The affliction as God's discipline for a fault, and the rod, blame the one who suffers; the lament "don't
+    discipline me in your wrath" and the rod and staff that comfort do not. A sufferer and a helper are not shown it
+    first; a doer and a seeker are."""
+    texts = ["It is for discipline that you endure. God deals with you as with children,",  # Hebrews 12:7
+             "Yah has punished me severely, but he has not given me over to death.",  # Psalm 118:18
+             "One who spares the rod hates his son, but one who loves him is careful to discipline him.",  # Proverbs 13:24
+             "Yahweh, don’t rebuke me in your anger, neither discipline me in your wrath.",  # Psalm 6:1
+             "Your rod and your staff, they comfort me."]  # Psalm 23:4
+    assert promised(texts)["chastening"].tolist() == [True] * 3 + [False] * 2
+    _held_from_the_hurt_only("chastening", "Hebrews 12:7", "Hebrews 12:7-11")
+
+
 def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
     """The reader's literal blind or deaf is not answered with the word in another sense: the minds the god of this
     world blinded, blind guides, ears dull of hearing. The healing of the blind and Jesus' welcome to them are no image

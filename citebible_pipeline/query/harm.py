@@ -8,12 +8,12 @@ need near the sentence lists as wounding (pastoral.yaml `avoid:`), one that woun
 (themes/judged_wounds.csv), to a sufferer or a helper one promising what the sentence says was lost
 (query/promises.py: children to a bereaved parent, healing after a death, blindness as an image of sin to one going
 blind, the Flood as Yahweh's power to one a flood made homeless) or rebuking its hearer as wicked ("woe to you", "you
-fools"), blaming suffering on unbelief, sin or sloth or telling them of their own sin, to anyone but a seeker one that
-damns (the unforgivable sin, "the soul who sins shall die"), and one reached only through the sentence's surface words
-(its own lists, and the topics its words name) that fits no other routed theme (its blind or flood in another sense).
-Held back is moved below every other candidate, in order, never removed; a passage over gold.metrics.LONG_PASSAGE
-verses is read by its pin, the verse nearest the sentence, and shows first the nearest verse near it that does not
-wound or order (Voices.pin_for)."""
+fools"), blaming suffering on unbelief, sin, sloth or God's chastening or telling them of their own sin, to anyone but
+a seeker one that damns (the unforgivable sin, "the soul who sins shall die"), and one reached only through the
+sentence's surface words (its own lists, and the topics its words name) that fits no other routed theme (its blind or
+flood in another sense). Held back is moved below every other candidate, in order, never removed; a passage over
+gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the nearest verse
+near it that does not wound or order (Voices.pin_for)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.gold.metrics import LONG_PASSAGE, shown
 from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.promises import BLAME, CONVICTION, DAMNATION, REBUKE, contradicted
+from citebible_pipeline.query.promises import BLAME, CHASTENING, CONVICTION, DAMNATION, REBUKE, contradicted
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 LIKELY = 0.5  # rule stated before measuring: a verse wounds when a wounding function is more likely than not
@@ -81,9 +81,11 @@ class Voices:
     def condemning(self, stance: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses that damn (query.promises), as avoided spans for every reader but a seeker (no condemnation to the
         fragile, and the way back, not damnation, to one who confesses), and those that rebuke their hearer as wicked,
-        blame suffering on unbelief, sin or sloth or tell the hearer of their own sin, for a sufferer or a helper (the
-        warnings to the guilty are not for the one it happened to, nor the blame for the one who suffers)."""
-        return self._spans(({DAMNATION} if stance != "seeker" else set()) | ({REBUKE, BLAME, CONVICTION} if stance in HURT else set()))
+        blame suffering on unbelief, sin, sloth or God's chastening or tell the hearer of their own sin, for a sufferer
+        or a helper (the warnings to the guilty are not for the one it happened to, nor the blame for the one who
+        suffers)."""
+        hurt = {REBUKE, BLAME, CHASTENING, CONVICTION} if stance in HURT else set()
+        return self._spans(({DAMNATION} if stance != "seeker" else set()) | hurt)
 
     def _spans(self, kinds: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses whose words make any of these kinds (of those read at start-up), as one avoided span list."""

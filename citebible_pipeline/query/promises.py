@@ -9,10 +9,11 @@ their words: what the reader has lost, from the sentence (`losses`); what a vers
 had not been born", "the soul who sins, he shall die") is read the same way and serves no reader but one who studies
 it: not the fragile, not one who confesses; a verse that rebukes its hearer as wicked (the woe oracle, "you fools",
 "you hypocrites") is the warning to the guilty, not for the one it happened to or the one who helps them, and neither
-is one that blames suffering on unbelief, sin or sloth ("sin no more, so that nothing worse happens to you") or tells
-the hearer of their own sin without the way back ("if we say that we have no sin, we deceive ourselves"). The lexicons
-were written from the principles, in general English and the WEB's wording, before measuring, and never from a query
-set; the harm stage holds such a passage back (harm.Voices)."""
+is one that blames suffering on unbelief, sin, sloth ("sin no more, so that nothing worse happens to you") or God's
+chastening ("it is for discipline that you endure") or tells the hearer of their own sin without the way back ("if we
+say that we have no sin, we deceive ourselves"). The lexicons were written from the principles, in general English and
+the WEB's wording, before measuring, and never from a development query set (docs/decisions.md says which were written
+after seeing an audit's answer); the harm stage holds such a passage back (harm.Voices)."""
 
 from __future__ import annotations
 
@@ -109,6 +110,14 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"and slothful|unbelieving)\b|\b(?:foolish galatians|evil and adulterous generation|faithless and perverse "
         r"generation|unbelieving and perverse generation|offspring of vipers|you who forget god)\b|how long will you "
         r"sleep, sluggard"),
+    # the affliction as God's discipline for a fault, and the rod (not the laments "don't discipline me in your wrath")
+    "chastening": re.compile(
+        r"as a man disciplines his son|happy is the man whom god corrects|chastened also with pain|blessed is the man whom "
+        r"you discipline|yah has punished me severely|before i was afflicted|good for me that i have been afflicted|"
+        r"despise yahweh[’']s discipline|whom (?:yahweh|the lord) loves,? he (?:corrects|disciplines)|chastening of the "
+        r"(?:lord|almighty)|it is for discipline that you endure|if you are without discipline|fathers of our flesh to "
+        r"chasten|disciplined us as seemed good|all chastening seems|i reprove and chasten|disciplined by the lord|spares "
+        r"the rod|rod of (?:discipline|correction)|punish him with the rod"),
     # sin as the hearer's state, without the way back in the same verse (not Psalm 51, not 1 John 1:9)
     "conviction": re.compile(
         r"if we say that we (?:have no sin|haven[’']t sinned)|all have sinned,? and fall short|there is no one righteous|"
@@ -134,6 +143,7 @@ DAMNATION = "damnation"  # the kind held back from every reader but a seeker (ha
 REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 BLAME = "blame"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 CONVICTION = "conviction"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
+CHASTENING = "chastening"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
