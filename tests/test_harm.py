@@ -119,6 +119,9 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("verses for when you feel like nobody would notice if you were gone", "sufferer"),  # scripture for a situation
     ("scripture for a widow who can't face the holidays", "sufferer"),
     ("verses about the grace of God", "seeker"),  # a study of a theme
+    ("what to say to a neighbour whose son just died", "helper"),  # a helper's question asked without "I"
+    ("how can a pastor support a family after a fire", "helper"),
+    ("What did Jesus say to the Pharisees?", "seeker"),
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

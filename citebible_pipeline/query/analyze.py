@@ -126,7 +126,12 @@ HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:be
                     r"respond to)\b|\bwhat (?:do|can|should|"
                     r"could) (?:i|we) (?:even |possibly |really )?(?:(?:say|do|tell|write)\b.*\b(?:to|for) |(?:say|tell|write) )"
                     r"(?:my|our|a|her|him|them|someone)\b|\badvice (?:for|on) (?:helping|supporting|comforting)\b|"
-                    r"\b(?:verses?|scriptures?|passages?) (?:do |can |should |could )?(?:i|we) (?:send|give|share)\b")
+                    r"\b(?:verses?|scriptures?|passages?) (?:do |can |should |could )?(?:i|we) (?:send|give|share)\b|"
+                    # asked without "I": what to say to someone, how does one (a pastor, a church) help someone
+                    r"\bwhat (?:not )?(?:to|(?:do|should|can|would) you) (?:\w+ )?(?:say|write|tell|do|pray|read)\b.*\b(?:to|for|"
+                    r"at|with) (?:a|an|my|our|her|him|them|someone|somebody|the|this|your|people)\b|\bhow (?:do|can|should|"
+                    r"could|would) (?:you|(?:a|an|the|our|my|your) \w+) (?:best |even |really )?(?:help|comfort|support|"
+                    r"encourage|care for|minister to|respond to|talk to|reach)\b")
 STUDY = re.compile(r"\b(?:what|where|how|why) (?:does|did|do|is|was) (?:the )?(?:bible|scriptures?|jesus|paul|god|the lord|"
                    r"the church|christianity)\b(?: \w+){0,2} (?:say|says|teach|teaches|taught|think|mean|means|command)\b|"
                    r"\bwhat (?:paul|jesus|the bible|scripture|god) (?:taught|teaches|says|said|meant)\b|\bis it (?:a )?(?:sin|"
