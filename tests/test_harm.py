@@ -122,6 +122,7 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("what to say to a neighbour whose son just died", "helper"),  # a helper's question asked without "I"
     ("how can a pastor support a family after a fire", "helper"),
     ("What did Jesus say to the Pharisees?", "seeker"),
+    ("is it wrong that I still can't forgive my father", "sufferer"),  # a study's shape asked of the reader's own life
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

@@ -90,8 +90,8 @@ OTHER_FAMILIES = ("sadduc", "saddl", "crystal", "crypt", "paint", "dreadlock", "
                   "pleasing")
 OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # Who is speaking (Analysis.stance, issue 63), from the general shapes of questions, never a query set: the helper asks
-# how to help or what to say to someone; the seeker what the Bible says or whether a thing is a sin (unless a
-# first-person sentence also states a need); the doer did the wrong; any other first-person, pastoral, crisis or abuse
+# how to help or what to say to someone; the seeker what the Bible says or whether a thing is a sin (unless asked in the
+# first person, of the reader's own life); the doer did the wrong; any other first-person, pastoral, crisis or abuse
 # sentence is the sufferer's. A diary's dropped subject is the first person: a past tense and its object ("lost the baby
 # at nine weeks", the common irregular verbs too: "drank the whole bottle"; not the verbs that report another's story,
 # saw and heard), "got" and a participle ("got fired"), "been thinking about it", and the openings a diary uses and a
@@ -202,7 +202,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
         stance = "doer"
     elif helper:
         stance = "helper"
-    elif (STUDY.search(low) and not (first and score >= t.pastoral_threshold)) or not (
+    elif (STUDY.search(low) and not first) or not (
             first or score >= t.pastoral_threshold or crisis or abuse):
         stance = "seeker"
     else:
