@@ -182,8 +182,8 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
     unsaid = at_risk and _unsaid_subject(low)  # a phrase of a life at risk with its subject dropped: the writer's own
     # the time words outside a phrase of a life at risk ("Jonah did not want to live anymore" names who); not a topic's name
-    plain = NO_WISH_TO_LIVE.sub(" ", CRISIS_PHRASES.sub(" ", low))
-    diary = len(words) >= 4 and DIARY_TIME.search(plain) is not None and QUESTION.search(low) is None
+    diary = len(words) >= 4 and QUESTION.search(low) is None and DIARY_TIME.search(
+        NO_WISH_TO_LIVE.sub(" ", CRISIS_PHRASES.sub(" ", low))) is not None
     first = bool(words & FIRST_PERSON) or dropped or unsaid or diary or SCRIPTURE_FOR.search(low) is not None
     said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
     confession = CONFESSION.search(said)
@@ -191,13 +191,15 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     plea = any(_has(low, words, p) for p in PLEA)
     t = TUNING
     score = round(min(1.0, t.first_person_weight * first + t.distress_weight * min(2, distress) + t.plea_weight * plea), 3)
-    abuse = first and _names_abuse(low, words)
+    names_abuse = _names_abuse(low, words)
+    abuse = first and names_abuse
     # the reader's own act ("I abused my wife") discloses no abuse done to them when the rest of the sentence names none
     by_reader = abuse and confession is not None and not _names_abuse(
         rest := f"{said[:confession.start()]} {said[confession.end():]}", set(WORD.findall(rest)))
     helper = HELPER.search(low) is not None
     # oneself or one's own, or the one a helper asks about ("how to support a friend after an attempt")
-    crisis = (first or helper) and (at_risk or any(_has(low, words, stem) for stem in CRISIS_WORDS))
+    crisis_words = any(_has(low, words, stem) for stem in CRISIS_WORDS)
+    crisis = (first or helper) and (at_risk or crisis_words)
     if confession is not None and (by_reader or not abuse):  # a reader who discloses abuse is not its doer
         stance = "doer"
     elif helper:
@@ -209,7 +211,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
         stance = "sufferer"
     # a question that names abuse or suicide is often asked by the one it happened to or one who loves them (issue 63's
     # principles: no condemnation to the fragile, help the helper): Analysis.harm_stance
-    asks = stance == "seeker" and (_names_abuse(low, words) or any(_has(low, words, stem) for stem in CRISIS_WORDS))
+    asks = stance == "seeker" and (names_abuse or crisis_words)
     return score, first, crisis, abuse, stance, COMPLAINT.search(low) is not None, asks
 
 

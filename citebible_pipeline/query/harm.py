@@ -26,7 +26,7 @@ from citebible_pipeline.bible.canon import span_verses
 from citebible_pipeline.gold.metrics import LONG_PASSAGE, shown
 from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.promises import BLAME, CHASTENING, CONVICTION, DAMNATION, REBUKE, contradicted
+from citebible_pipeline.query.promises import DAMNATION, WARNINGS, contradicted
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 # a verse wounds when its wounding functions' summed probability reaches this: 0.5 (more likely than not) was the rule
@@ -87,8 +87,7 @@ class Voices:
         blame suffering on unbelief, sin, sloth or God's chastening or tell the hearer of their own sin, for a sufferer
         or a helper (the warnings to the guilty are not for the one it happened to, nor the blame for the one who
         suffers)."""
-        hurt = {REBUKE, BLAME, CHASTENING, CONVICTION} if stance in HURT else set()
-        return self._spans(({DAMNATION} if stance != "seeker" else set()) | hurt)
+        return self._spans(({DAMNATION} if stance != "seeker" else set()) | (WARNINGS if stance in HURT else set()))
 
     def _spans(self, kinds: set[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The verses whose words make any of these kinds (of those read at start-up), as one avoided span list."""
@@ -170,10 +169,8 @@ def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[t
     if stance == "seeker":
         return cands
     out = _stage(cands, stance, voices, avoid, pins, off, 0 if at_risk and cap is not None else cap, show)
-    if not at_risk:
-        return out
-    return [c for c in out if span_verses(c.start, c.end) <= LONG_PASSAGE] + [
-        c for c in out if span_verses(c.start, c.end) > LONG_PASSAGE]
+    # a stable sort: the shorter passages, then the long ones, each in its order
+    return sorted(out, key=lambda c: span_verses(c.start, c.end) > LONG_PASSAGE) if at_risk else out
 
 
 def _stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],

@@ -140,10 +140,8 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"overtakes you like a storm|reap the whirlwind|when the whirlwind passes|because of me this great storm"),
 }
 DAMNATION = "damnation"  # the kind held back from every reader but a seeker (harm.Voices.condemning)
-REBUKE = "rebuke"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
-BLAME = "blame"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
-CONVICTION = "conviction"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
-CHASTENING = "chastening"  # the kind held back from a sufferer and a helper (harm.Voices.condemning)
+# the warnings to the guilty: the kinds held back from a sufferer and a helper (harm.Voices.condemning)
+WARNINGS = frozenset({"rebuke", "blame", "chastening", "conviction"})
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
