@@ -15,8 +15,8 @@ from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.harm import Voices, near_situations, off_need, stage
 from citebible_pipeline.query.promises import contradicted, losses, promised
 from citebible_pipeline.voice.features import VerseInput, context_means, matrix
-from citebible_pipeline.voice.model import (CLASSES, HARSH, assign, load_labels, lower_bound, per_class, sample,
-                                            thresholds_for, train)
+from citebible_pipeline.voice.model import (CLASSES, DIRECTIVE, HARSH, HARSH_DRAWN, assign, load_labels, lower_bound,
+                                            name, orders, per_class, sample, thresholds_for, train)
 
 
 def _toy(n_per: int, seed: int) -> tuple[np.ndarray, list[str], list[str]]:
@@ -79,6 +79,31 @@ def test_the_hand_labels_hold_a_stratified_sample_with_a_held_out_quarter():
     assert {lab.label for lab in held} >= set(HARSH)  # every harsh function has held-out examples
     with pytest.raises(ValueError, match="line 2"):
         load_labels("id,ref,label,also,split,note\n1001001,Genesis 1:1,gospel,,training,\n")
+
+
+def test_the_harsh_drawn_labels_are_apart_from_the_stratified_sample():
+    drawn = load_labels(name=HARSH_DRAWN)
+    assert len(drawn) >= 800 and not {lab.id for lab in drawn} & {lab.id for lab in load_labels()}
+    held = [lab for lab in drawn if lab.split == "heldout"]
+    assert {"violence", "rebuke"} <= {lab.label for lab in held} and 150 <= len(held) <= 250
+    with pytest.raises(ValueError, match="labels_harsh.csv line 2"):
+        load_labels("id,ref,label,also,split,note\n1001001,Genesis 1:1,gospel,,training,\n", name=HARSH_DRAWN)
+
+
+def test_the_harsh_model_names_a_harsh_function_and_the_function_model_keeps_the_gentle_one_and_the_orders():
+    k = {c: CLASSES.index(c) for c in CLASSES}
+    P, Q = np.zeros((3, len(CLASSES))), np.zeros((3, len(CLASSES)))
+    P[0, k["command"]], P[0, k["comfort"]] = 0.7, 0.3  # the harsh model is sure of violence: it names it
+    Q[0, k["violence"]], Q[0, k["command"]] = 0.8, 0.2
+    P[1, k["judgement"]], P[1, k["lament"]] = 0.9, 0.1  # the function model's judgement, the harsh model unsure
+    Q[1, k["judgement"]], Q[1, k["comfort"]] = 0.6, 0.4
+    P[2, k["instruction"]], P[2, k["praise"]] = 0.6, 0.4  # gentle for both: the function model's function
+    Q[2, k["comfort"]], Q[2, k["instruction"]] = 0.9, 0.1
+    voice, probability = name(P, Q, {"violence": 0.7, "judgement": 0.85})
+    assert [CLASSES[v] for v in voice] == ["violence", "lament", "instruction"]
+    assert np.allclose(probability, [0.8, 0.1, 0.6])
+    # the order flag is the function model's alone: the harsh model's violence does not lift verse 0's order
+    assert orders(P, {"judgement": 0.8}).tolist() == [True, False, True] and set(DIRECTIVE) == {"command", "instruction"}
 
 
 def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
@@ -606,5 +631,10 @@ def test_on_the_built_tables_no_need_serves_a_passage_it_avoids(full_db):
                              " AND p.start_id <= a.end_id AND a.start_id <= p.end_id").fetchone()[0]
         listed = conn.execute("SELECT count(*) FROM theme_avoid").fetchone()[0]
         voices = conn.execute("SELECT count(*), count(*) FILTER (WHERE hand IS NOT NULL) FROM passage_voice").fetchone()
+        named = dict(conn.execute("SELECT voice, count(*) FROM passage_voice GROUP BY voice").fetchall())
+        # an order is the function model's reading: where it names a gentle function, that function is the order
+        stray = conn.execute("SELECT count(*) FROM passage_voice WHERE orders AND voice <> ALL(%s)",
+                             (list(DIRECTIVE) + list(HARSH),)).fetchone()[0]
     assert clash == 0 and listed >= 100
-    assert voices[0] == 31098 and voices[1] == len(load_labels())
+    assert voices[0] == 31098 and voices[1] == len(load_labels()) + len(load_labels(name=HARSH_DRAWN))
+    assert stray == 0 and named.get("violence", 0) > 0  # the harsh model names violence even from the test's sample

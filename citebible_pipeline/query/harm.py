@@ -40,8 +40,8 @@ HURT = ("sufferer", "helper")  # the readers held to the whole rule: what wounds
 @dataclass(frozen=True)
 class Voices:
     """Per verse (sorted ids): whether it wounds a sufferer or helper (`harsh`: voice.model.HARSH) and a doer (`grave`:
-    voice.model.GRAVE), read from a reader's hand labels where the verse was labelled, else from the classifier's
-    probabilities (>= LIKELY). A seeker is never asked (`stage`)."""
+    voice.model.GRAVE), read from a reader's hand labels where the verse was labelled, else from the function model's
+    probabilities (>= LIKELY) or a harsh function the harsh model names. A seeker is never asked (`stage`)."""
 
     ids: np.ndarray
     harsh: np.ndarray  # bool

@@ -152,9 +152,11 @@ def load_voices(conn) -> Voices:
     """Whether each verse wounds a sufferer or a doer (harm.Voices) and what its WEB text promises (query.promises);
     none (with a warning) before passage_voice is materialized: the harm stage then reads the needs' avoid lists alone."""
     rows = conn.execute(
-        "SELECT p.id, CASE WHEN hand IS NULL THEN harsh >= %(p)s ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
-        " CASE WHEN hand IS NULL THEN grave >= %(p)s ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END,"
-        " coalesce(hand, voice) = ANY(%(d)s), v.text"
+        "SELECT p.id, CASE WHEN hand IS NULL THEN harsh >= %(p)s OR voice = ANY(%(h)s)"
+        " ELSE hand = ANY(%(h)s) OR hand_also = ANY(%(h)s) END,"
+        " CASE WHEN hand IS NULL THEN grave >= %(p)s OR voice = ANY(%(g)s)"
+        " ELSE hand = ANY(%(g)s) OR hand_also = ANY(%(g)s) END,"
+        " CASE WHEN hand IS NULL THEN orders ELSE hand = ANY(%(d)s) END, v.text"
         " FROM passage_voice p LEFT JOIN verses v ON v.id = p.id AND v.translation = %(t)s ORDER BY p.id",
         {"p": LIKELY, "h": list(HARSH), "g": list(GRAVE), "d": list(DIRECTIVE), "t": DEFAULT_TRANSLATION}).fetchall() \
         if conn.execute("SELECT to_regclass('passage_voice')").fetchone()[0] else []

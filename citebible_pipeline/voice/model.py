@@ -7,7 +7,12 @@ verses, all right) where the regression never was sure enough (decisions).
 A harsh function (judgement, violence, rebuke, law) hides a passage from a suffering reader, so a wrong harsh tag
 hides a good verse: each harsh class has a threshold, the lowest probability at which the model's out-of-fold
 predictions on the training part are right often enough that even the one-sided 95 % lower bound of their precision
-(Wilson) reaches the issue's 0.90. Below it the verse takes its best gentle function."""
+(Wilson) reaches the issue's 0.90. Below it the verse takes its best gentle function.
+
+Two models of this kind are trained (`name`): the function model on the stratified sample, which gives each verse its
+gentle function, the harsh and grave sums and the order flag the harm stage reads; and the harsh model on that sample
+plus verses drawn where violence and rebuke are likely, which alone names a harsh function (a harsh-rich sample moves
+the gentle boundary, decisions)."""
 
 from __future__ import annotations
 
@@ -61,20 +66,26 @@ def sample(labels: Sequence[Label], n: int) -> list[Label]:
     return sorted(labels, key=lambda lab: hashlib.sha256(f"sample {lab.id}".encode()).hexdigest())[:n]
 
 
-def load_labels(text: str | None = None) -> list[Label]:
-    """The hand-labelled sample (voice/labels.csv: verses read one by one, stratified by book and genre); a bad row
-    raises naming its line."""
-    text = text if text is not None else resources.files("citebible_pipeline.voice").joinpath("labels.csv").read_text("utf-8")
+STRATIFIED = "labels.csv"  # verses read one by one, stratified by book and genre: the function model's labels
+# verses drawn where an earlier model read violence or rebuke (and battle words it read gently), read under one guide
+# (docs/voice_probe/GUIDE.md; held-out ones by three readers, the majority kept): they train the harsh model only,
+# since a harsh-rich sample moves the gentle classes' boundary and with it the order cap (decisions, tenth increment)
+HARSH_DRAWN = "labels_harsh.csv"
+
+
+def load_labels(text: str | None = None, name: str = STRATIFIED) -> list[Label]:
+    """A hand-labelled sample (voice/`name`); a bad row raises naming its file and line."""
+    text = text if text is not None else resources.files("citebible_pipeline.voice").joinpath(name).read_text("utf-8")
     out = []
     for line, row in enumerate(csv.DictReader(text.splitlines()), start=2):
         if row["label"] not in CLASSES or (row["also"] and row["also"] not in CLASSES):
-            raise ValueError(f"voice/labels.csv line {line}: unknown label {row['label']!r} / {row['also']!r}")
+            raise ValueError(f"voice/{name} line {line}: unknown label {row['label']!r} / {row['also']!r}")
         vid = int(row["id"])
         if row["split"] != ("heldout" if heldout(vid) else "training"):
-            raise ValueError(f"voice/labels.csv line {line}: {row['ref']} is on the wrong side of the split")
+            raise ValueError(f"voice/{name} line {line}: {row['ref']} is on the wrong side of the split")
         out.append(Label(vid, row["ref"], row["label"], row["also"], row["split"], row["note"]))
     if len({lab.id for lab in out}) != len(out):
-        raise ValueError("voice/labels.csv: a verse is labelled twice")
+        raise ValueError(f"voice/{name}: a verse is labelled twice")
     return out
 
 
@@ -105,6 +116,23 @@ def assign(P: np.ndarray, thresholds: dict[str, float]) -> np.ndarray:
     limits = np.array([thresholds.get(c, 0.0) for c in CLASSES])
     sure = P[np.arange(len(P)), best] >= limits[best]
     return np.where(sure, best, best_gentle)
+
+
+def name(P: np.ndarray, Q: np.ndarray, harsh_thresholds: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Class index and its probability per verse: a harsh function where the harsh model (probabilities Q) is sure of
+    it by its own thresholds, else the function model's (P) most probable gentle function."""
+    by_harsh = assign(Q, harsh_thresholds)
+    harsh = np.isin(by_harsh, [CLASSES.index(c) for c in HARSH])
+    best_gentle = np.where(np.array([c not in HARSH for c in CLASSES]), P, -1.0).argmax(axis=1)
+    voice = np.where(harsh, by_harsh, best_gentle)
+    rows = np.arange(len(P))
+    return voice, np.where(harsh, Q[rows, voice], P[rows, voice])
+
+
+def orders(P: np.ndarray, thresholds: dict[str, float]) -> np.ndarray:
+    """Whether the function model reads each verse as an order (DIRECTIVE): the order cap's reading, which the harsh
+    model never moves."""
+    return np.isin(assign(P, thresholds), [CLASSES.index(c) for c in DIRECTIVE])
 
 
 def _fit(X: np.ndarray, y: np.ndarray, c: float, seed: int = 0):

@@ -42,10 +42,13 @@ def corpus(conn: psycopg.Connection) -> tuple[list[VerseInput], dict[int, np.nda
     return [VerseInput(*r) for r in rows], vectors, labels, space.dims
 
 
-def write_voice(conn: psycopg.Connection, rows: Iterable[tuple[int, str, float, float, float, str | None, str | None]]) -> int:
-    """(id, voice, probability, harsh, grave, hand label, hand second label) for every verse, in one transaction."""
-    stats = replace_rows(conn, "passage_voice", ("id", "voice", "probability", "harsh", "grave", "hand", "hand_also"),
-                         ("integer", "text", "real", "real", "real", "text", "text"), rows)
+def write_voice(conn: psycopg.Connection,
+                rows: Iterable[tuple[int, str, float, float, float, bool, str | None, str | None]]) -> int:
+    """(id, voice, probability, harsh, grave, orders, hand label, hand second label) for every verse, in one
+    transaction."""
+    stats = replace_rows(conn, "passage_voice", ("id", "voice", "probability", "harsh", "grave", "orders", "hand",
+                                                 "hand_also"),
+                         ("integer", "text", "real", "real", "real", "boolean", "text", "text"), rows)
     return stats.inserted
 
 
