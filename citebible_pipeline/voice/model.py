@@ -111,11 +111,14 @@ def assign(P: np.ndarray, thresholds: dict[str, float]) -> np.ndarray:
     """Class index per row: the most probable class, but a harsh class only at or above its threshold (else the most
     probable gentle class)."""
     best = P.argmax(axis=1)
-    gentle = np.array([c not in HARSH for c in CLASSES])
-    best_gentle = np.where(gentle, P, -1.0).argmax(axis=1)
     limits = np.array([thresholds.get(c, 0.0) for c in CLASSES])
     sure = P[np.arange(len(P)), best] >= limits[best]
-    return np.where(sure, best, best_gentle)
+    return np.where(sure, best, _best_gentle(P))
+
+
+def _best_gentle(P: np.ndarray) -> np.ndarray:
+    """Per row, the index of the most probable class that is not harsh."""
+    return np.where(np.array([c not in HARSH for c in CLASSES]), P, -1.0).argmax(axis=1)
 
 
 def name(P: np.ndarray, Q: np.ndarray, harsh_thresholds: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -123,8 +126,7 @@ def name(P: np.ndarray, Q: np.ndarray, harsh_thresholds: dict[str, float]) -> tu
     it by its own thresholds, else the function model's (P) most probable gentle function."""
     by_harsh = assign(Q, harsh_thresholds)
     harsh = np.isin(by_harsh, [CLASSES.index(c) for c in HARSH])
-    best_gentle = np.where(np.array([c not in HARSH for c in CLASSES]), P, -1.0).argmax(axis=1)
-    voice = np.where(harsh, by_harsh, best_gentle)
+    voice = np.where(harsh, by_harsh, _best_gentle(P))
     rows = np.arange(len(P))
     return voice, np.where(harsh, Q[rows, voice], P[rows, voice])
 
