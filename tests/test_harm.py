@@ -12,7 +12,7 @@ from citebible_pipeline.gold.build import CuratedQuery
 from citebible_pipeline.gold.metrics import LONG_PASSAGE, Result, harm_at, wounds
 from citebible_pipeline.query.analyze import analyze, validate
 from citebible_pipeline.query.fuse import Candidate
-from citebible_pipeline.query.harm import Voices, near_situations, off_need, stage
+from citebible_pipeline.query.harm import Voices, held_off, near_situations, off_need, stage
 from citebible_pipeline.query.promises import contradicted, losses, promised
 from citebible_pipeline.voice.features import VerseInput, context_means, matrix
 from citebible_pipeline.voice.model import (CLASSES, DIRECTIVE, HARSH, HARSH_DRAWN, assign, load_labels, lower_bound,
@@ -223,6 +223,26 @@ def test_a_sufferers_judgement_passage_leaves_the_top_5_and_a_seekers_stays():
     assert sorted(c.key for c in stage(pool, "sufferer", voices, [], pins)) == sorted(c.key for c in pool)
 
 
+def test_a_passage_no_routed_pastoral_need_votes_for_moves_below_for_a_sufferer():
+    """held_off: Psalm 34:18 lies in a routed pastoral need's voted range and Proverbs 6:16-19 in none, so it moves
+    below every other candidate for a sufferer or a helper (the engine gives the votes for those readers only); with
+    no pastoral need routed, nothing moves; a candidate off the need by its surface moves either way."""
+    voices = Voices(np.array([], np.int64), np.array([], bool), np.array([], bool))
+    comfort, listed, psalm = _cand("Psalm 34:18"), _cand("Proverbs 6:16-19"), _cand("Psalm 23:1")
+    pool, pins = [listed, comfort, psalm], [None] * 3
+    votes = [(np.array([parse_reference("Psalm 34:17").start_id, parse_reference("Psalm 23:1").start_id]),
+              np.array([parse_reference("Psalm 34:20").start_id, parse_reference("Psalm 23:6").start_id]))]
+    vectors = lambda: np.zeros((3, 2), np.float32)  # noqa: E731
+    off = held_off(pool, vectors, (set(), None), 0.5, votes)
+    assert off == [True, False, False]
+    assert [c.key for c in stage(pool, "sufferer", voices, [], pins, off)] == [comfort.key, psalm.key, listed.key]
+    assert held_off(pool, vectors, (set(), None), 0.5, []) is None  # no pastoral need routed (or a seeker, a doer)
+    surface = [Candidate(c.start, c.end, c.level, hits=[("original", "dense", "verse", 1)]) for c in pool]
+    far = lambda: np.array([[0.0, 1.0]] * 3, np.float32)  # noqa: E731
+    assert held_off(surface, far, (set(), np.array([[1.0, 0.0]], np.float32)), 0.5, []) == [True] * 3
+    assert held_off(surface, far, (set(), np.array([[1.0, 0.0]], np.float32)), 0.5, votes) == [True] * 3
+
+
 @pytest.mark.parametrize("text, lost", [
     ("We lost the baby at twenty weeks", ["child"]),
     ("our daughter was stillborn on tuesday", ["child", "death"]),
@@ -359,16 +379,21 @@ def test_the_warnings_to_the_guilty_leave_the_top_5_for_a_sufferer_and_a_helper_
 
 def test_a_reader_losing_sight_or_hearing_is_not_shown_blindness_as_an_image_of_sin():
     """The reader's literal blind or deaf is not answered with the word in another sense: the minds the god of this
-    world blinded, blind guides, ears dull of hearing. The healing of the blind and Jesus' welcome to them are no image
-    of sin; "blindsided" is no loss of sight. A sufferer and a helper who are going blind are not shown the image first;
-    a seeker is, and so is a reader whose sentence loses no sense."""
+    world blinded, blind guides, ears dull of hearing, the evil eye, the darkness of those who do not understand. The
+    healing of the blind and Jesus' welcome to them are no image of sin, nor the light promised to those who walked in
+    darkness, nor the lament of one led into it; "blindsided" is no loss of sight. A sufferer and a helper who are going
+    blind are not shown the image first; a seeker is, and so is a reader whose sentence loses no sense."""
     texts = ["in whom the god of this world has blinded the minds of the unbelieving",  # 2 Corinthians 4:4
              "Leave them alone. They are blind guides of the blind. If the blind guide the blind, both will fall into a pit.",
              "for this people’s heart has grown callous, their ears are dull of hearing",  # Matthew 13:15
+             "But if your eye is evil, your whole body will be full of darkness.",  # Matthew 6:23
+             "They don’t know, neither do they understand. They walk back and forth in darkness.",  # Psalm 82:5
              "Then the eyes of the blind will be opened, and the ears of the deaf will be unstopped.",  # Isaiah 35:5
              "As he passed by, he saw a man blind from birth.",  # John 9:1
-             "But when you make a feast, ask the poor, the maimed, the lame, or the blind;"]  # Luke 14:13
-    assert promised(texts)["unseeing"].tolist() == [True] * 3 + [False] * 3
+             "But when you make a feast, ask the poor, the maimed, the lame, or the blind;",  # Luke 14:13
+             "The people who walked in darkness have seen a great light.",  # Isaiah 9:2
+             "He has led me and caused me to walk in darkness, and not in light."]  # Lamentations 3:2
+    assert promised(texts)["unseeing"].tolist() == [True] * 5 + [False] * 5
     assert losses("I'm going blind from glaucoma") == losses("my dad is losing his hearing") == ["senses"]
     assert losses("blindsided by the layoff") == [] and contradicted(["senses"]) == {"unseeing"}
     _held_from_one_who_lost("unseeing", ["senses"], "2 Corinthians 4:4", "Isaiah 35:5")

@@ -99,7 +99,11 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"watchmen are blind|who is blind,? but my servant|miserable, poor, blind|those who see may become blind|are we also "
         r"blind|if you were blind|with blindness|gropes? at noonday|as the blind gropes|grope for the wall like the blind|"
         r"walk like blind men|you will be blind|lacks these things is blind|a blind man, or a lame|offer (?:what is )?(?:the )?"
-        r"blind|lame or blind|lame and blind, who are hated"),
+        r"blind|lame or blind|lame and blind, who are hated|"
+        # darkness and the eye as an image of sin or ignorance (not the lament "he has caused me to walk in darkness",
+        # nor the comfort "the people who walked in darkness have seen a great light")
+        r"(?:your|the) eye is (?:evil|bad)|full of darkness|walk back and forth in darkness|the fool walks in darkness|"
+        r"loved the darkness|deeds of darkness|walk in the darkness, we lie|walks in the darkness,? (?:and )?doesn[’']t know"),
     # the rebuke of the wicked and the warning to the guilty: the woe oracle said to someone (not "woe is me", "woe to
     # us": lament; not "woe to him who is alone when he falls": a call to companionship), the hearer called fool,
     # senseless, hypocrite, sluggard, scoffer, sinner, adulterer, stiff-necked, offspring of vipers, wicked servant
