@@ -224,23 +224,41 @@ def test_a_sufferers_judgement_passage_leaves_the_top_5_and_a_seekers_stays():
 
 
 def test_a_passage_no_routed_pastoral_need_votes_for_moves_below_for_a_sufferer():
-    """held_off: Psalm 34:18 lies in a routed pastoral need's voted range and Proverbs 6:16-19 in none, so it moves
-    below every other candidate for a sufferer or a helper (the engine gives the votes for those readers only); with
-    no pastoral need routed, nothing moves; a candidate off the need by its surface moves either way."""
+    """pastoral_votes and held_off: Psalm 34:18 lies in the routed pastoral need's voted range and Proverbs 6:16-19 in
+    none (a routed topic votes for it), so it moves below every other candidate for a sufferer or a helper; a doer and a
+    seeker read no votes, nor does a reader routed to no pastoral need; a candidate off the need by its surface moves
+    either way, and one the need voted for but off it by its surface moves too."""
+    from types import SimpleNamespace
+
+    from citebible_pipeline.query.harm import pastoral_votes
+    from citebible_pipeline.query.route import Routed
+
+    def span(ref: str) -> tuple[int, int]:
+        r = parse_reference(ref)
+        return r.start_id, r.end_id
+
+    voted = [span("Psalm 34:17-20"), span("Psalm 23")]
+    themes = SimpleNamespace(pastoral_mask=np.array([True, False]), passages=[
+        (np.array([s for s, _ in voted]), np.array([e for _, e in voted]), np.ones(2)),
+        (np.array([span("Proverbs 6:16-19")[0]]), np.array([span("Proverbs 6:16-19")[1]]), np.ones(1))])
+    routed = [Routed(0, 0.5, 0.4), Routed(1, 0.6, 0.6)]
+    votes = pastoral_votes(themes, routed, "sufferer")
+    assert len(votes) == 1 and pastoral_votes(themes, routed, "helper") == votes
+    assert pastoral_votes(themes, routed, "doer") == pastoral_votes(themes, routed, "seeker") == []
+    assert pastoral_votes(themes, routed[1:], "sufferer") == []  # a topic routed alone: nothing to read
+
     voices = Voices(np.array([], np.int64), np.array([], bool), np.array([], bool))
-    comfort, listed, psalm = _cand("Psalm 34:18"), _cand("Proverbs 6:16-19"), _cand("Psalm 23:1")
+    listed, comfort, psalm = _cand("Proverbs 6:16-19"), _cand("Psalm 34:18"), _cand("Psalm 23:1")
     pool, pins = [listed, comfort, psalm], [None] * 3
-    votes = [(np.array([parse_reference("Psalm 34:17").start_id, parse_reference("Psalm 23:1").start_id]),
-              np.array([parse_reference("Psalm 34:20").start_id, parse_reference("Psalm 23:6").start_id]))]
-    vectors = lambda: np.zeros((3, 2), np.float32)  # noqa: E731
+    vectors = lambda: np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], np.float32)  # noqa: E731
     off = held_off(pool, vectors, (set(), None), 0.5, votes)
     assert off == [True, False, False]
     assert [c.key for c in stage(pool, "sufferer", voices, [], pins, off)] == [comfort.key, psalm.key, listed.key]
-    assert held_off(pool, vectors, (set(), None), 0.5, []) is None  # no pastoral need routed (or a seeker, a doer)
+    assert held_off(pool, vectors, (set(), None), 0.5, []) is None  # no votes: nothing moves
     surface = [Candidate(c.start, c.end, c.level, hits=[("original", "dense", "verse", 1)]) for c in pool]
-    far = lambda: np.array([[0.0, 1.0]] * 3, np.float32)  # noqa: E731
-    assert held_off(surface, far, (set(), np.array([[1.0, 0.0]], np.float32)), 0.5, []) == [True] * 3
-    assert held_off(surface, far, (set(), np.array([[1.0, 0.0]], np.float32)), 0.5, votes) == [True] * 3
+    need = (set(), np.array([[1.0, 0.0]], np.float32))  # the third candidate is far from the routed need's rewrite
+    assert held_off(surface, vectors, need, 0.5, []) == [False, False, True]
+    assert held_off(surface, vectors, need, 0.5, votes) == [True, False, True]
 
 
 @pytest.mark.parametrize("text, lost", [

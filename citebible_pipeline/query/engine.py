@@ -246,7 +246,7 @@ class Engine:
         lost = data.voices.broken_promises(stance, r.analysis.losses) + data.voices.condemning(stance)
         avoid = [themes.avoid[t] for t in needs if t in themes.avoid] + [themes.situation_avoid[i] for i in near] + lost
         off = harm.held_off(cands, lambda: candidate_vectors(tables, cands), harm.surface(disp.terms([r.text]), r.variants[1:], r.vectors[1:]),
-                            TUNING.need_fit, [themes.passages[x.theme][:2] for x in r.needs_routed if themes.pastoral_mask[x.theme]] if stance in harm.HURT else [])
+                            TUNING.need_fit, harm.pastoral_votes(themes, r.needs_routed, stance))
         show = data.voices.pin_for(stance, TUNING.pin_margin)  # judged by the nearest verse, shown the kindest near it
         pins, shown = zip(*(tables.pins(r.q, c.start, c.end, show) for c in cands))
         return harm.stage(cands, stance, data.voices, avoid, pins, off, TUNING.directive_cap, shown, r.analysis.crisis)

@@ -11,8 +11,8 @@ blind, the Flood as Yahweh's power to one a flood made homeless) or rebuking its
 fools"), blaming suffering on unbelief, sin, sloth or God's chastening or telling them of their own sin, to anyone but
 a seeker one that damns (the unforgivable sin, "the soul who sins shall die"), and one reached only through the
 sentence's surface words (its own lists, and the topics its words name) that fits no other routed theme (its blind or
-flood in another sense), and, to a sufferer or a helper whose sentence routing reads as a pastoral need, one no vote
-for that need names (`unvoted`). Held back is moved below every other candidate, in order, never removed; a passage over
+flood in another sense), and, to a sufferer or a helper to whom routing gives a pastoral need, one no vote for those
+needs names (`unvoted`). Held back is moved below every other candidate, in order, never removed; a passage over
 gold.metrics.LONG_PASSAGE verses is read by its pin, the verse nearest the sentence, and shows first the nearest verse
 near it that does not wound or order (Voices.pin_for)."""
 
@@ -28,6 +28,7 @@ from citebible_pipeline.gold.metrics import LONG_PASSAGE, shown
 from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.promises import DAMNATION, WARNINGS, contradicted
+from citebible_pipeline.query.route import Routed, ThemeIndex
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 # a verse wounds when its wounding functions' summed probability reaches this: 0.5 (more likely than not) was the rule
@@ -158,12 +159,20 @@ def off_need(c: Candidate, vector: np.ndarray, needs: np.ndarray, floor: float, 
     return surface and len(needs) > 0 and float((needs @ vector).max()) < floor
 
 
+def pastoral_votes(themes: ThemeIndex, routed: Sequence[Routed], stance: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The passages (start and end ids) each routed pastoral need's human votes name, for a sufferer or a helper (what
+    `unvoted` reads); none for a doer or a seeker, or when routing gave no pastoral need."""
+    if stance not in HURT:
+        return []
+    return [themes.passages[r.theme][:2] for r in routed if themes.pastoral_mask[r.theme]]
+
+
 def unvoted(cands: Sequence[Candidate], votes: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[bool] | None:
-    """Per candidate, whether no routed pastoral need's human votes (`votes`: each need's passages, start and end ids)
-    name any verse of it; None when no pastoral need was routed. To a sufferer or a helper whose sentence routing
-    reads as a pastoral need, what the topic index lists under the sentence's words but no vote for that need names
-    is the index's teaching on the topic: on the first four audits re-read whole, such passages in those readers' top 5
-    wounded at 0.17 (topic votes alone) and 0.31 (no vote), those a pastoral need alone voted for at 0.06 (decisions)."""
+    """Per candidate, whether none of the routed pastoral needs' votes (`pastoral_votes`) names any verse of it, whatever
+    list brought it (a topic's votes, the sentence's own lists, the labels); None when there are no votes to read. On
+    the first four audits re-read whole, the passages shown to a sufferer or a helper wounded at 0.06 when a routed
+    pastoral need alone voted for them, 0.17 when a routed topic alone did and 0.31 when no routed theme did: the
+    topic index's teaching on the sentence's words (decisions, sixteenth increment)."""
     if not votes:
         return None
     starts, ends = np.concatenate([s for s, _ in votes]), np.concatenate([e for _, e in votes])
@@ -173,20 +182,18 @@ def unvoted(cands: Sequence[Candidate], votes: Sequence[tuple[np.ndarray, np.nda
 def held_off(cands: Sequence[Candidate], vectors: Callable[[], np.ndarray], surfaced: tuple[set[str], np.ndarray | None],
              floor: float, votes: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[bool] | None:
     """Per candidate, whether it moves down though its function does not wound: off the routed need (`off_need`, with
-    `surface`'s named topics and rewrite vectors; `vectors`: the candidates' vectors, read only when needed) or, for a
-    reader whose routed pastoral needs are given (`votes`), voted by none of them (`unvoted`). None: neither applies."""
+    `surface`'s named topics and rewrite vectors; `vectors`: the candidates' vectors, read only when needed) or voted
+    by none of the routed pastoral needs (`unvoted`, `votes`: `pastoral_votes`). None: neither applies."""
     named, fit = surfaced
-    off = None if fit is None else [off_need(c, v, fit, floor, named) for c, v in zip(cands, vectors())]
-    outside = unvoted(cands, votes)
-    if off is None or outside is None:
-        return off if outside is None else outside
-    return [a or b for a, b in zip(off, outside)]
+    flags = [f for f in (None if fit is None else [off_need(c, v, fit, floor, named) for c, v in zip(cands, vectors())],
+                         unvoted(cands, votes)) if f is not None]
+    return [any(t) for t in zip(*flags)] if flags else None
 
 
 def stage(cands: list[Candidate], stance: str, voices: Voices, avoid: Sequence[tuple[np.ndarray, np.ndarray]],
           pins: Sequence[int | None], off: Sequence[bool] | None = None, cap: int | None = None,
           show: Sequence[int | None] | None = None, at_risk: bool = False) -> list[Candidate]:
-    """The candidates with every wounding one (and every `off` one: off_need) moved after all the others, each group
+    """The candidates with every wounding one (and every `off` one: held_off) moved after all the others, each group
     in its order; a seeker's unchanged. For a sufferer or a helper the top TOP holds at most `cap` orders
     (Voices.orders): a later one waits just below it, in its order. `show`: the verse each candidate shows first. For a
     reader at risk (`at_risk`: Analysis.crisis) the top holds no order, and every passage over LONG_PASSAGE verses then
