@@ -29,6 +29,7 @@ from citebible_pipeline.query.display import terms
 from citebible_pipeline.query.fuse import Candidate
 from citebible_pipeline.query.promises import DAMNATION, WARNINGS, contradicted
 from citebible_pipeline.query.route import Routed, ThemeIndex
+from citebible_pipeline.query.spans import flatten, runs_touching, sorted_runs
 
 SURFACE = ("dense", "fulltext")  # the original sentence's own lists: its words, not its need
 # a verse wounds when its wounding functions' summed probability reaches this: 0.5 (more likely than not) was the rule
@@ -175,8 +176,10 @@ def unvoted(cands: Sequence[Candidate], votes: Sequence[tuple[np.ndarray, np.nda
     topic index's teaching on the sentence's words (decisions, sixteenth increment)."""
     if not votes:
         return None
-    starts, ends = np.concatenate([s for s, _ in votes]), np.concatenate([e for _, e in votes])
-    return [not bool(np.any((starts <= c.end) & (ends >= c.start))) for c in cands]
+    starts, ends, _ = flatten(votes)
+    runs = sorted_runs(starts, ends, np.zeros(len(starts), np.int64))  # every need's votes merged into one set of runs
+    touching = runs_touching(runs, np.array([c.start for c in cands], np.int64), np.array([c.end for c in cands], np.int64))
+    return (touching == 0).tolist()
 
 
 def held_off(cands: Sequence[Candidate], vectors: Callable[[], np.ndarray], surfaced: tuple[set[str], np.ndarray | None],
