@@ -148,6 +148,11 @@ def test_the_training_sample_is_stable_and_a_sample_of_zero_is_every_label():
     ("how can a pastor support a family after a fire", "helper"),
     ("What did Jesus say to the Pharisees?", "seeker"),
     ("is it wrong that I still can't forgive my father", "sufferer"),  # a study's shape asked of the reader's own life
+    ("a widow at forty with two small children, so lonely", "sufferer"),  # a statement of distress: the writer's own
+    ("caring for a parent with dementia and completely drained", "sufferer"),
+    ("fear of god", "seeker"),  # a topic's name of a few words
+    ("sickness: sent as a judgment on the wicked", "seeker"),  # a topic index's heading
+    ("what the bible says about grief and loss", "seeker"),  # a study asked, though not with a question mark
 ])
 def test_who_is_speaking(text, stance):
     assert analyze(validate(text)).stance == stance

@@ -66,8 +66,8 @@ DISTRESS = (
     "angry", "anger", "furious", "rage", "hate", "bitter", "revenge", "resent",
     "lonely", "alone", "abandon", "rejected", "nobody", "forsaken", "far away",
     "depress", "hopeless", "despair", "worthless", "useless", "failure", "suicid", "give up", "empty",
-    "exhaust", "tired", "weary", "burned out", "burnt out", "overwhelm", "stress", "worn out", "do this anymore",
-    "addict", "drinking", "drunk", "relapse", "porn",
+    "exhaust", "tired", "weary", "burned out", "burnt out", "burnout", "burn out", "fatigu", "drained", "overwhelm",
+    "stress", "worn out", "do this anymore", "addict", "drinking", "drunk", "relapse", "porn",
     "betray", "cheated", "divorce", "abuse", "jealous", "envy", "doubt", "struggl", "suffer",
     "debt", "bills", "fired", "unemploy", "desperate", "pregnan",
     # the situations where a topic index wounds (issue 63's categories): disability, pregnancy loss, poverty, prison,
@@ -99,7 +99,9 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # confesses as "I" would ("stole the rent money", "had an affair" are the doer's). A helper's question may be asked
 # with no "I" ("how to support a friend after an attempt"). The instruments' phrases of a life at risk
 # (screening.CRISIS_PHRASES, NO_WISH_TO_LIVE) read as crisis with no "I" where they open their clause, their subject
-# dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore").
+# dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore"). A statement (no
+# QUESTION shape) of distress in four distinct words or more (the diary's bound) is the writer's own, "I" or not; a
+# short topic name and an index heading (HEADING) stay a study (decisions, eighteenth increment).
 _FILLER = frozenset({"just", "honestly", "so", "really", "still", "and", "but", "been", "tbh", "lately"})
 DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:(?:[a-z]{3,}ed|lost|got|had|left|broke|"
                              r"fell|found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes|"
@@ -119,6 +121,7 @@ DIARY_TIME = re.compile(r"\b(?:tonight|today|yesterday|this (?:morning|week|mont
 # comfort for the reader's own life or one they love: the first person, as a diary is; "verses about grace" is a study.
 SCRIPTURE_FOR = re.compile(r"\b(?:(?:bible )?verses?|scriptures?|passages?|prayers?)\s+(?:for (?:when|a|an|my|our|someone|"
                            r"somebody|people|those|the one|anyone|me|us)\b|to (?:read|pray|hold onto|cling to) when\b)")
+HEADING = re.compile(r"[a-z][a-z' ,()-]*:")  # a topic index's heading: a colon after its first words, as in Nave's
 QUESTION = re.compile(r"\?|^\W*(?:what|why|how|when|where|who|whom|whose|which|is|are|am|do|does|did|can|could|should|"
                       r"would|will|may|might|must|was|were|has|have|had|shall)\b")
 HELPER = re.compile(r"\bhow (?:(?:do|can|should|could|would) (?:i|we) |to )(?:best |even |possibly |really )?(?:help|"
@@ -204,8 +207,8 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
         stance = "doer"
     elif helper:
         stance = "helper"
-    elif (STUDY.search(low) and not first) or not (
-            first or score >= t.pastoral_threshold or crisis or abuse):
+    elif ((STUDY.search(low) and not first) or not (first or score >= t.pastoral_threshold or crisis or abuse)) and (
+            QUESTION.search(low) or not distress or len(words) < 4 or HEADING.match(low)):
         stance = "seeker"
     else:
         stance = "sufferer"
