@@ -269,7 +269,7 @@ def test_a_passage_no_routed_pastoral_need_votes_for_moves_below_for_a_sufferer(
 @pytest.mark.parametrize("text, lost", [
     ("We lost the baby at twenty weeks", ["child"]),
     ("our daughter was stillborn on tuesday", ["child", "death"]),
-    ("we can't get pregnant and every shower at church hurts", ["child"]),
+    ("we can't get pregnant and every shower at church hurts", ["child", "childless"]),
     ("my dad died last month and I can't stop crying", ["death"]),
     ("my friend just got a terminal diagnosis", ["death"]),
     ("my wife walked out on me and the kids", ["abandoned"]),
@@ -278,6 +278,18 @@ def test_a_passage_no_routed_pastoral_need_votes_for_moves_below_for_a_sufferer(
 ])
 def test_what_the_reader_has_lost_is_read_from_the_sentence(text, lost):
     assert losses(text) == lost and analyze(validate(text)).losses == lost
+
+
+def test_jesus_welcoming_the_little_children_is_held_from_the_childless_not_the_bereaved():
+    """Matthew 19:14 comforts a parent whose baby died and wounds one who cannot conceive (decisions, eighteenth
+    increment); "little children" as an apostle's address is no such welcome."""
+    got = promised(["But Jesus said, “Allow the little children, and don’t forbid them to come to me; for the Kingdom of "
+                    "Heaven belongs to ones like these.”", "My little children, I write these things to you so that you "
+                    "may not sin."])
+    assert got["little_ones"].tolist() == [True, False]
+    assert losses("another negative test, month 29 of trying to conceive") == ["childless"]
+    assert "little_ones" in contradicted(losses("four rounds of IVF and nothing"))
+    assert "little_ones" not in contradicted(losses("our daughter was stillborn on tuesday"))
 
 
 @pytest.mark.parametrize("text, lost", [

@@ -1,6 +1,7 @@
 """No blessing that wounds and no damnation (issue 63's principles, pure): a promise the reader's life has just
 contradicted wounds that reader, though it comforts another: children as a reward (or a life's work from the womb) to
-the childless or the bereaved parent, healing after a death, a family's blessing to the abandoned, and to a reader
+the childless or the bereaved parent, Jesus welcoming the little children to the childless (not to the bereaved,
+whom it comforts), healing after a death, a family's blessing to the abandoned, and to a reader
 beaten by a partner (who has broken the marriage ideal as surely as one who left); to a reader losing sight or
 hearing, blindness and deafness as an image of sin, a curse or a defect, and to one whose home a flood or a storm
 destroyed, the Flood and the storm as Yahweh's power or wrath (no mockery by a shared word). Both sides are read by
@@ -29,6 +30,11 @@ LOSSES: dict[str, re.Pattern[str]] = {
         r"child|boy|girl)|(?:baby|son|daughter|child|boy|girl)\b(?: \w+){0,2} (?:died|passed|is gone|killed (?:himself|herself))|"
         r"infertil\w*|can'?t (?:have (?:kids|children|a baby)|conceive|get pregnant)|cannot (?:have children|conceive)|ivf|"
         r"barren|childless|no heartbeat)\b"),
+    # never having had the child hoped for (the bereaved parent is "child" alone)
+    "childless": re.compile(
+        r"\b(?:infertil\w*|ivf|iui|can'?t (?:have (?:kids|children|a baby)|conceive|get pregnant)|cannot (?:have children|"
+        r"conceive|get pregnant)|barren|childless|trying to (?:conceive|get pregnant)|trying for a baby|ttc|negative "
+        r"(?:pregnancy )?tests?)\b"),
     "death": re.compile(
         r"\b(?:died|(?:is|are|was|were) dead|death|passed away|passed on|killed (?:himself|herself|themselves)|suicide|funeral|"
         r"buried|terminal|dying|hospice|stage (?:4|four|iv)|months to live|weeks to live|widow\w*|murdered|overdosed?|"
@@ -63,6 +69,8 @@ PROMISES: dict[str, re.Pattern[str]] = {
         r"heal(?:s|ed)? (?:all )?(?:your |their |his |her )?(?:diseases|sick|sickness|infirmit\w*)|prayer of faith will heal|"
         r"long life|length of days|prolong your days|days may be long|keep him alive|not one of them is broken|"
         r"no evil (?:shall|will) happen|no plague|sickbed|bed of (?:illness|sickness)|restore health|made whole"),
+    # Jesus welcoming the little children
+    "little_ones": re.compile(r"allow the little children|little children were brought to him|bringing to him little children"),
     "family": re.compile(
         r"leave his father and (?:his )?mother|one flesh|what (?:therefore )?god has joined|wife of your youth|"
         r"finds a wife|your wife will be|love your wives"),
@@ -149,7 +157,7 @@ WARNINGS = frozenset({"rebuke", "blame", "chastening", "conviction"})
 # a loss -> the promises it contradicts
 CONTRADICTS: dict[str, tuple[str, ...]] = {"child": ("children", "healing"), "death": ("healing",),
                                             "abandoned": ("family",), "partner": ("family",),
-                                            "senses": ("unseeing",), "disaster": ("deluge",)}
+                                            "senses": ("unseeing",), "disaster": ("deluge",), "childless": ("little_ones",)}
 
 
 def losses(text: str, abused: bool = False) -> list[str]:
