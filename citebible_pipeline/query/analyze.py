@@ -99,9 +99,8 @@ OTHER_WORDS = frozenset({"bittern", "bitterns"})
 # confesses as "I" would ("stole the rent money", "had an affair" are the doer's). A helper's question may be asked
 # with no "I" ("how to support a friend after an attempt"). The instruments' phrases of a life at risk
 # (screening.CRISIS_PHRASES, NO_WISH_TO_LIVE) read as crisis with no "I" where they open their clause, their subject
-# dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore"). A statement (no
-# QUESTION shape) of distress in four distinct words or more (the diary's bound) is the writer's own, "I" or not; a
-# short topic name and an index heading (HEADING) stay a study (decisions, eighteenth increment).
+# dropped ("no reason to keep living since she left"; not "Jonah did not want to live anymore"). A statement of distress
+# is the writer's own, "I" or not; a topic's short name and an index heading (HEADING) stay a study (decisions, 18th).
 _FILLER = frozenset({"just", "honestly", "so", "really", "still", "and", "but", "been", "tbh", "lately"})
 DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?:(?:[a-z]{3,}ed|lost|got|had|left|broke|"
                              r"fell|found|took|gave|kept|went|made|spent|blew|ran|quit|told|felt|hit|sold|owe|owes|"
@@ -112,8 +111,8 @@ DROPPED_SUBJECT = re.compile(r"(?:just |finally |still |recently |basically )?(?
                              r"|got [a-z]{3,}ed\b|(?:doing|serving) \d|(?:feeling|thinking about|going through|struggling with)\b"
                              r"|been (?:thinking|feeling|trying|struggling|cutting|drinking|using|crying|praying)\b)")
 # A diary's time words anchor a statement in the writer's own days ("long sleeves again", "cried in the car today"): the
-# first person, as a dropped subject is; never in a question, which asks what the Bible says (the seeker's), nor in a
-# topic's name of a few words ("living for today").
+# first person, as a dropped subject is; never in a question (the seeker's), nor in a topic's name of fewer than
+STATEMENT_WORDS = 4  # distinct words ("living for today"); the stance's statement of distress has the same bound
 DIARY_TIME = re.compile(r"\b(?:tonight|today|yesterday|this (?:morning|week|month|year)|last (?:night|week|month)|"
                         r"(?<!born )(?<!come )(?<!rise )(?<!rose )again|anymore|lately|every (?:day|night|week|morning|"
                         r"sunday))\b")
@@ -185,7 +184,8 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     at_risk = NO_WISH_TO_LIVE.search(low) is not None or CRISIS_PHRASES.search(low) is not None
     unsaid = at_risk and _unsaid_subject(low)  # a phrase of a life at risk with its subject dropped: the writer's own
     # the time words outside a phrase of a life at risk ("Jonah did not want to live anymore" names who); not a topic's name
-    diary = len(words) >= 4 and QUESTION.search(low) is None and DIARY_TIME.search(
+    question = QUESTION.search(low) is not None
+    diary = len(words) >= STATEMENT_WORDS and not question and DIARY_TIME.search(
         NO_WISH_TO_LIVE.sub(" ", CRISIS_PHRASES.sub(" ", low))) is not None
     first = bool(words & FIRST_PERSON) or dropped or unsaid or diary or SCRIPTURE_FOR.search(low) is not None
     said = f"i {low}" if dropped else low  # a diary's dropped subject is "I", for the confession verbs too
@@ -208,7 +208,7 @@ def _read(text: str) -> tuple[float, bool, bool, bool, str, bool, bool]:
     elif helper:
         stance = "helper"
     elif ((STUDY.search(low) and not first) or not (first or score >= t.pastoral_threshold or crisis or abuse)) and (
-            QUESTION.search(low) or not distress or len(words) < 4 or HEADING.match(low)):
+            question or not distress or len(words) < STATEMENT_WORDS or HEADING.match(low)):
         stance = "seeker"
     else:
         stance = "sufferer"

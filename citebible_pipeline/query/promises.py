@@ -23,17 +23,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# not (yet) having the child hoped for, as "child" reads it; "childless" reads these and the rest of trying to conceive
+_INFERTILE = (r"infertil\w*|can'?t (?:have (?:kids|children|a baby)|conceive|get pregnant)|cannot (?:have children|conceive)|"
+              r"ivf|barren|childless")
 # what the reader has lost, as a reader says it
 LOSSES: dict[str, re.Pattern[str]] = {
     "child": re.compile(
         r"\b(?:miscarr\w*|stillb\w*|lost (?:the |our |my |her |his |their |a )?(?:baby|babies|twins|pregnancy|son|daughter|"
         r"child|boy|girl)|(?:baby|son|daughter|child|boy|girl)\b(?: \w+){0,2} (?:died|passed|is gone|killed (?:himself|herself))|"
-        r"infertil\w*|can'?t (?:have (?:kids|children|a baby)|conceive|get pregnant)|cannot (?:have children|conceive)|ivf|"
-        r"barren|childless|no heartbeat)\b"),
+        rf"{_INFERTILE}|no heartbeat)\b"),
     # never having had the child hoped for (the bereaved parent is "child" alone)
     "childless": re.compile(
-        r"\b(?:infertil\w*|ivf|iui|can'?t (?:have (?:kids|children|a baby)|conceive|get pregnant)|cannot (?:have children|"
-        r"conceive|get pregnant)|barren|childless|trying to (?:conceive|get pregnant)|trying for a baby|ttc|negative "
+        rf"\b(?:{_INFERTILE}|iui|cannot get pregnant|trying to (?:conceive|get pregnant)|trying for a baby|ttc|negative "
         r"(?:pregnancy )?tests?)\b"),
     "death": re.compile(
         r"\b(?:died|(?:is|are|was|were) dead|death|passed away|passed on|killed (?:himself|herself|themselves)|suicide|funeral|"
